@@ -38,6 +38,7 @@ import {
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { processPipelinedInOrder } from './http/pipelined-in-order';
+import { stampArrivals } from './commands/write-admissions';
 import { useSecurityHeaders } from './http/security-headers';
 import { refuseForeignHosts } from './http/foreign-host';
 import { foreignHostLines } from './http/foreign-host-lines';
@@ -241,6 +242,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   bound.metrics = metrics;
   // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
   answerHalfClosedConnections(fastify.server);
+  // Each request's arrival, for the write deadline (WRITE_DEADLINE_MS) its write handler checks.
+  stampArrivals(fastify.server);
   // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // First of all: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).

@@ -561,7 +561,7 @@ export interface components {
             /** @description projection_behind: the position the read models are at */
             checkpoint?: string;
             code: components["schemas"]["ErrorCode"];
-            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone */
+            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone; request_expired: the write deadline (WRITE_DEADLINE_MS) its write did not start within */
             deadlineMs?: number;
             /** @description session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none */
             discardedSummarizerCalls?: {
@@ -637,6 +637,7 @@ export interface components {
          *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
          *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
          *     - erasure_interrupted (409): DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped
+         *     - session_erased (409): the session was erased after this write request arrived (and may have been written again since): a write is never applied to a later life of the session; nothing written: send it again to write it in the session as it is now
          *     - duplicate_event_id (409): an event id is already used in the session for other content (eventId names it); nothing written
          *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
          *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
@@ -655,10 +656,11 @@ export interface components {
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
          *     - counting_too_costly (413): counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
+         *     - request_expired (503): the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "session_erased" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "request_expired" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -1034,6 +1036,22 @@ export interface components {
             estimator: components["schemas"]["Estimator"] | null;
             /** @description read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set */
             position?: string;
+            /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
+            revision: string;
+            sessionId: string;
+            /** @description read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set */
+            setAt?: string;
+            /** @description the strategy in force; null: no policy (never set, or cleared) */
+            strategy: components["schemas"]["Strategy"] | null;
+            /** @description null: the policy fires always, or there is no policy */
+            trigger: components["schemas"]["Trigger"] | null;
+        };
+        /** @description The answer to PUT …/policy: the auto-compaction policy of the session as GET …/policy answers it (PUT …/policy accepts it back), its position always given */
+        SessionPolicyAnswer: {
+            /** @description the estimator of the policy in force; null when there is no policy */
+            estimator: components["schemas"]["Estimator"] | null;
+            /** @description read-only: global position of the policy event in force (when no policy was ever set, of the session's last event): pass it as minPosition to read the session once it is projected */
+            position: string;
             /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
             revision: string;
             sessionId: string;
@@ -3510,6 +3528,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - request_expired: the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3538,6 +3557,10 @@ export interface operations {
                         /** @enum {string} */
                         code: "store_unavailable";
                         mayHaveBeenWritten: boolean;
+                    } | {
+                        /** @enum {string} */
+                        code: "request_expired";
+                        deadlineMs: number;
                     });
                 };
             };
@@ -5539,6 +5562,7 @@ export interface operations {
             };
             /**
              * @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+             *     - session_erased: the session was erased after this write request arrived (and may have been written again since): a write is never applied to a later life of the session; nothing written: send it again to write it in the session as it is now
              *     - duplicate_event_id: an event id is already used in the session for other content (eventId names it); nothing written
              *     - user_id_conflict: the session belongs to another user (userId names the owner); nothing written
              */
@@ -5560,6 +5584,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "session_erased";
+                    } | {
                         actual: string;
                         /** @enum {string} */
                         code: "wrong_expected_revision";
@@ -5791,6 +5818,7 @@ export interface operations {
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
+             *     - request_expired: the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -5824,6 +5852,10 @@ export interface operations {
                         code: "counting_timeout";
                         /** @enum {string} */
                         refusal: "deadline_passed" | "queue_full";
+                    } | {
+                        /** @enum {string} */
+                        code: "request_expired";
+                        deadlineMs: number;
                     });
                 };
             };
@@ -5984,6 +6016,7 @@ export interface operations {
             };
             /**
              * @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+             *     - session_erased: the session was erased after this write request arrived (and may have been written again since): a write is never applied to a later life of the session; nothing written: send it again to write it in the session as it is now
              *     - duplicate_event_id: an event id is already used in the session for other content (eventId names it); nothing written
              *     - user_id_conflict: the session belongs to another user (userId names the owner); nothing written
              */
@@ -6005,6 +6038,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "session_erased";
+                    } | {
                         actual: string;
                         /** @enum {string} */
                         code: "wrong_expected_revision";
@@ -6236,6 +6272,7 @@ export interface operations {
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
+             *     - request_expired: the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -6269,6 +6306,10 @@ export interface operations {
                         code: "counting_timeout";
                         /** @enum {string} */
                         refusal: "deadline_passed" | "queue_full";
+                    } | {
+                        /** @enum {string} */
+                        code: "request_expired";
+                        deadlineMs: number;
                     });
                 };
             };
@@ -6639,7 +6680,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description SessionPolicy */
+            /** @description SessionPolicyAnswer */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -6657,7 +6698,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionPolicy"];
+                    "application/json": components["schemas"]["SessionPolicyAnswer"];
                 };
             };
             /**
@@ -6794,7 +6835,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
+            /**
+             * @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+             *     - session_erased: the session was erased after this write request arrived (and may have been written again since): a write is never applied to a later life of the session; nothing written: send it again to write it in the session as it is now
+             */
             409: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -6812,12 +6856,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "session_erased";
+                    } | {
                         actual: string;
                         /** @enum {string} */
                         code: "wrong_expected_revision";
                         expected: string;
-                    };
+                    });
                 };
             };
             /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
@@ -6996,6 +7043,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - request_expired: the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -7024,6 +7072,10 @@ export interface operations {
                         /** @enum {string} */
                         code: "store_unavailable";
                         mayHaveBeenWritten: boolean;
+                    } | {
+                        /** @enum {string} */
+                        code: "request_expired";
+                        deadlineMs: number;
                     });
                 };
             };

@@ -85,6 +85,28 @@ describeUnlessSkipped(skipReason, 'PostgreSQL claims (tryClaim): at most one pro
     await unreachable.close();
   });
 
+  it('never sends a statement on its dedicated connection while another one runs there (claims and releases asked together)', async () => {
+    // node-postgres queues a second query on a busy client, deprecated and gone in pg 9 ("client.query() called when the client is already executing a query")
+    const original = Reflect.get(Client.prototype, 'query') as (...args: unknown[]) => unknown;
+    const running = new Map<Client, number>();
+    let most = 0;
+    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+      const result = original.apply(this, args);
+      if (!(result instanceof Promise)) return result as never;
+      running.set(this, (running.get(this) ?? 0) + 1);
+      most = Math.max(most, running.get(this)!);
+      return result.finally(() => running.set(this, running.get(this)! - 1)) as never;
+    });
+    try {
+      const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => a.tryClaim(`auto-compaction many ${i}`)));
+      expect(claims.every((c) => c !== null)).toBe(true);
+      await Promise.all([...claims.map((c) => c!.release()), ...Array.from({ length: 4 }, (_, i) => a.tryClaim(`auto-compaction more ${i}`))]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(most).toBe(1);
+  });
+
   it('derives a signed 64-bit key per name (pure, stable)', () => {
     expect(claimLockKey('a')).toBe(claimLockKey('a'));
     expect(claimLockKey('a')).not.toBe(claimLockKey('b'));

@@ -21,6 +21,8 @@ export type SessionErrorCode =
   | 'read_models_off_log'
   | 'counting_timeout'
   | 'counting_too_costly'
+  | 'request_expired'
+  | 'session_erased'
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
@@ -54,7 +56,10 @@ export interface SessionErrorDetails {
   eventId?: string;
   /** `unknown_tool_call`: the call id no call of the session has. */
   toolCallId?: string;
-  /** `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. `counting_too_costly`: the deadline the work alone ran past. */
+  /**
+   * `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. `counting_too_costly`: the deadline the work alone ran past.
+   * `request_expired`: the write deadline (`WRITE_DEADLINE_MS`) the request's write did not start within.
+   */
   deadlineMs?: number;
   /**
    * `counting_timeout` (always present): why the work was refused: `deadline_passed` (it waited
@@ -359,6 +364,42 @@ export class CountingTooCostlyError extends SessionError {
     super(
       `${what} ran past its ${deadlineMs} ms deadline with no other large text before it: the same request would be refused again; nothing was written: send less text per request (split large texts across requests or events)`,
       { deadlineMs },
+    );
+  }
+}
+
+/**
+ * A write request (append, policy, erasure) whose write had not started within its write deadline
+ * (`WRITE_DEADLINE_MS`, counted on this replica's monotonic clock from when the request arrived), or
+ * whose client was gone (its connection closed) when its write was about to start. Nothing was
+ * written, and the request never will be: a client that has not had an answer within the deadline
+ * may send it again, on any replica ({@link checkWriteAdmission}).
+ */
+export class RequestExpiredError extends SessionError {
+  readonly code = 'request_expired';
+  /** `waitedMs`: how long the request had waited since it arrived (ms); `deadlineMs`: the bound (ms); `clientGone`: its client had closed its connection. */
+  constructor(waitedMs: number, deadlineMs: number, clientGone: boolean) {
+    super(
+      clientGone
+        ? `the client of this request closed its connection ${Math.round(waitedMs)} ms after it arrived, before its write started; nothing was written`
+        : `this request waited ${Math.round(waitedMs)} ms after it arrived, past the ${deadlineMs} ms write deadline (WRITE_DEADLINE_MS), before its write could start (the service is busy); nothing was written and it never will be: send it again`,
+      { deadlineMs },
+    );
+  }
+}
+
+/**
+ * The session was erased after this write request arrived (another request, on this replica or
+ * another, erased the life of the session the request found, and the session id may have been
+ * written again since): the request is never applied to a life of the session that began after it
+ * arrived. Nothing was written. An erasure answers instead as the erasure of its life did.
+ */
+export class SessionErasedMeanwhileError extends SessionError {
+  readonly code = 'session_erased';
+  /** `sessionId`: the session. */
+  constructor(sessionId: string) {
+    super(
+      `session ${quoteInput(sessionId)} was erased after this request arrived; nothing was written: a write is never applied to a session written again after its erasure. Send it again to write it in the session as it is now`,
     );
   }
 }

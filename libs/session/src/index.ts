@@ -11,6 +11,7 @@ export * from './decider/session-decider';
 export * from './decider/compaction-decider';
 export * from './decider/compaction-rebase';
 export * from './decider/compaction-answer';
+export * from './decider/write-admission';
 export { usageOf, recordedSummarizer, type CompleteSummarizerUsage, type CompleteSummarizerIdentity } from './decider/summarizer-spend';
 export * from './domain/clone-session-window';
 export * from './domain/event-costs';

@@ -63,6 +63,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('MAX_TEXT_LENGTH'),
   numberVariable('MAX_WAIT_MS'),
   numberVariable('COUNTING_DEADLINE_MS'),
+  numberVariable('WRITE_DEADLINE_MS'),
   numberVariable('REQUEST_TIMEOUT_MS'),
   numberVariable('SHUTDOWN_TIMEOUT_MS'),
   { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },

@@ -27,6 +27,7 @@ export const SERVICE_NUMBER_VARIABLES = {
   REQUEST_TIMEOUT_MS: { min: 100, max: 3_600_000, fallback: 60_000, what: 'a time in milliseconds' },
   SHUTDOWN_TIMEOUT_MS: { min: 1000, max: 3_600_000, fallback: 20_000, what: 'a time in milliseconds' },
   COUNTING_DEADLINE_MS: { min: 1000, max: 600_000, fallback: DEFAULT_COUNTING_DEADLINE_MS, what: 'a time in milliseconds' },
+  WRITE_DEADLINE_MS: { min: 100, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
   RATE_LIMIT_PER_MINUTE: { min: 0, max: UNBOUNDED, fallback: 6000, what: 'requests per minute (0 disables the limit)' },
   AUTO_COMPACTION_MAX_FAILURES: { min: 1, max: UNBOUNDED, fallback: 3, what: 'a number of failures' },
   AUTO_COMPACTION_BACKOFF_MS: { min: 0, max: UNBOUNDED, fallback: 30_000, what: 'a time in milliseconds' },

@@ -77,6 +77,13 @@ export interface ServiceConfig {
    */
   countingDeadlineMs: number;
   /**
+   * Longest time (ms) from a write request's arrival at this replica (HTTP: its head; NATS: its
+   * delivery) to the start of its write (`WRITE_DEADLINE_MS`, default 30000, 100 to 3,600,000): a
+   * write (append, policy, erasure) not started by then is answered 503 `request_expired` and never
+   * written (see `checkWriteAdmission`).
+   */
+  writeDeadlineMs: number;
+  /**
    * The projector applies events in a worker thread (`PROJECTOR_WORKER`: `true`/`1` or `false`/`0`,
    * default false): the read-model writes and the recall index leave the event loop (issue 14).
    */
@@ -508,6 +515,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
     countingDeadlineMs: intVar(env, 'COUNTING_DEADLINE_MS'),
+    writeDeadlineMs: intVar(env, 'WRITE_DEADLINE_MS'),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),

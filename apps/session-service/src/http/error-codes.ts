@@ -93,6 +93,11 @@ export const API_ERROR_CODES = {
     description:
       "DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped",
   },
+  session_erased: {
+    status: 409,
+    description:
+      'the session was erased after this write request arrived (and may have been written again since): a write is never applied to a later life of the session; nothing written: send it again to write it in the session as it is now',
+  },
   duplicate_event_id: {
     status: 409,
     description: 'an event id is already used in the session for other content (eventId names it); nothing written',
@@ -161,6 +166,12 @@ export const API_ERROR_CODES = {
     status: 413,
     description:
       "counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request",
+    details: ['deadlineMs'],
+  },
+  request_expired: {
+    status: 503,
+    description:
+      'the write could not start within WRITE_DEADLINE_MS of the request reaching this replica (deadlineMs), or its client had closed the connection: nothing written, and it never will be: send it again',
     details: ['deadlineMs'],
   },
   shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry', retryAfter: '1' },

@@ -126,7 +126,7 @@ const errorDetails = {
     .number()
     .optional()
     .describe(
-      'counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone',
+      'counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone; request_expired: the write deadline (WRITE_DEADLINE_MS) its write did not start within',
     ),
   refusal: z
     .enum(['deadline_passed', 'queue_full'])
@@ -427,15 +427,19 @@ export const CompactionAnswerSchema = named(
  * NATS), and a `PUT` accepts it back as it is (its read-only fields ignored), which sets the same
  * policy (nothing written: the same answer).
  */
+const policyFields = {
+  sessionId: z.string(),
+  strategy: StrategySchema.nullable().describe('the strategy in force; null: no policy (never set, or cleared)'),
+  trigger: TriggerSchema.nullable().describe('null: the policy fires always, or there is no policy'),
+  estimator: EstimatorSchema.nullable().describe('the estimator of the policy in force; null when there is no policy'),
+  setAt: isoTime.optional().describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
+  revision: decimal.describe("read-only: stream revision of the policy event in force; the session's revision when no policy was ever set"),
+};
+
 export const SessionPolicySchema = named(
   'SessionPolicy',
   z.strictObject({
-    sessionId: z.string(),
-    strategy: StrategySchema.nullable().describe('the strategy in force; null: no policy (never set, or cleared)'),
-    trigger: TriggerSchema.nullable().describe('null: the policy fires always, or there is no policy'),
-    estimator: EstimatorSchema.nullable().describe('the estimator of the policy in force; null when there is no policy'),
-    setAt: isoTime.optional().describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
-    revision: decimal.describe("read-only: stream revision of the policy event in force; the session's revision when no policy was ever set"),
+    ...policyFields,
     position: decimal
       .optional()
       .describe(
@@ -443,6 +447,18 @@ export const SessionPolicySchema = named(
       ),
   }),
   'The auto-compaction policy of a session (strategy, trigger and estimator null: none), as GET …/policy and PUT …/policy answer it and PUT …/policy accepts it',
+);
+
+/** The answer to `PUT …/policy`: the {@link SessionPolicySchema} shape, whose `position` it always carries. */
+export const SessionPolicyAnswerSchema = named(
+  'SessionPolicyAnswer',
+  z.strictObject({
+    ...policyFields,
+    position: decimal.describe(
+      "read-only: global position of the policy event in force (when no policy was ever set, of the session's last event): pass it as minPosition to read the session once it is projected",
+    ),
+  }),
+  'The answer to PUT …/policy: the auto-compaction policy of the session as GET …/policy answers it (PUT …/policy accepts it back), its position always given',
 );
 
 export const SessionSummarySchema = named(

@@ -5,8 +5,8 @@
  * `../commands/session-command-requests` (shared with the NATS transport), decisions in the command handlers, reads in
  * {@link SessionReads}.
  */
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiSecurity, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
@@ -28,7 +28,15 @@ import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads, type RequestedBy } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { routeErrors } from './error-codes';
-import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, SessionPolicySchema, WindowSchema } from './response-schemas';
+import {
+  ApiAnswer,
+  AppendResultSchema,
+  CompactionAnswerSchema,
+  EraseAnswerSchema,
+  LogPageSchema,
+  SessionPolicyAnswerSchema,
+  WindowSchema,
+} from './response-schemas';
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
@@ -40,6 +48,7 @@ import {
   policyCommandFrom,
 } from '../commands/session-command-requests';
 import { warmUpValidation } from '../commands/warm-up-validation';
+import { admittedOverHttp } from '../commands/write-admissions';
 
 /** The codes both append routes may answer (`/messages` adds `invalid_message`). */
 const APPEND_ERRORS = routeErrors(
@@ -53,6 +62,8 @@ const APPEND_ERRORS = routeErrors(
     'tool_call_conflict',
     'counting_timeout',
     'counting_too_costly',
+    'request_expired',
+    'session_erased',
   ],
 );
 
@@ -69,6 +80,8 @@ const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1
 @Controller('v1/sessions/:sessionId')
 export class SessionsController {
   private readonly schemas: RequestSchemas;
+  /** `WRITE_DEADLINE_MS`: a write not started that long after its request arrived is never written. */
+  private readonly writeDeadlineMs: number;
 
   constructor(
     private readonly commandBus: CommandBus,
@@ -76,6 +89,7 @@ export class SessionsController {
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
   ) {
     this.schemas = requestSchemas(config);
+    this.writeDeadlineMs = config.writeDeadlineMs;
     warmUpValidation(this.schemas);
   }
 
@@ -87,8 +101,13 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('appendEvents') })
   @BodyFields(DOC_SCHEMAS.appendEvents)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: APPEND_ERRORS })
-  appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
-    const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
+  appendEvents(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ): Promise<AppendSessionEventsResult> {
+    const command = admittedOverHttp(appendEventsCommandFrom(this.schemas, tenant, sessionId, body), req.raw, this.writeDeadlineMs);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
   }
 
@@ -97,8 +116,13 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @BodyFields(DOC_SCHEMAS.appendMessages)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [...APPEND_ERRORS, 'invalid_message'] })
-  appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
-    const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
+  appendMessages(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ): Promise<AppendSessionEventsResult> {
+    const command = admittedOverHttp(appendMessagesCommandFrom(this.schemas, tenant, sessionId, body), req.raw, this.writeDeadlineMs);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }
 
@@ -126,11 +150,15 @@ export class SessionsController {
   })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
-  @ApiAnswer(SessionPolicySchema, {
-    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'wrong_expected_revision']),
+  @ApiAnswer(SessionPolicyAnswerSchema, {
+    errors: routeErrors(
+      ['any', 'v1', 'sessionPath', 'body', 'write'],
+      ['invalid_parameter', 'session_not_found', 'wrong_expected_revision', 'request_expired', 'session_erased'],
+    ),
   })
-  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
-    return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
+  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown, @Req() req: FastifyRequest): Promise<PolicyAnswer> {
+    const command = admittedOverHttp(policyCommandFrom(this.schemas, tenant, sessionId, body), req.raw, this.writeDeadlineMs);
+    return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(command);
   }
 
   @Get('window')
@@ -185,9 +213,10 @@ export class SessionsController {
     summary:
       'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
   })
-  @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'erasure_interrupted']) })
-  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Requester() requestedBy: RequestedBy) {
+  @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'erasure_interrupted', 'request_expired']) })
+  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Requester() requestedBy: RequestedBy, @Req() req: FastifyRequest) {
     checkSessionId(sessionId);
-    return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId, requestedBy));
+    const command = admittedOverHttp(new EraseSessionCommand(tenant, sessionId, requestedBy), req.raw, this.writeDeadlineMs);
+    return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(command);
   }
 }

@@ -93,12 +93,15 @@ export const MAX_ATTEMPTS = 5;
  *   deadline (`COUNTING_DEADLINE_MS`, 30 s by default), queue included, or its worker's queue was full: the service is busy with other
  *   large texts. A command within `MAX_BODY_BYTES` is counted well within the deadline on its own,
  *   so it goes through once the load passes (its session waits meanwhile, which sheds load too);
+ * - `request_expired`: the command's write could not start within `WRITE_DEADLINE_MS` of its
+ *   execution's start (queued behind slow writes to its session): each attempt is a new execution,
+ *   with a deadline and a session life of its own (`checkWriteAdmission`);
  * - `projection_behind`: the read models have not reached a position yet. Commands do not wait for
  *   the read models today; should one ever, it is the same kind of wait;
  * - `shutting_down`: the HTTP answer during the shutdown drain; commands never get it (the
  *   consumer stops before the store closes), listed so that it would be waited out, not dropped.
  */
-export const TRANSIENT_CODES: ReadonlySet<string> = new Set(['store_unavailable', 'counting_timeout', 'projection_behind', 'shutting_down']);
+export const TRANSIENT_CODES: ReadonlySet<string> = new Set(['store_unavailable', 'counting_timeout', 'request_expired', 'projection_behind', 'shutting_down']);
 
 /** Delays between attempts of one command (ms): `initialMs` before the first retry, doubling up to `maxMs`. */
 export interface RetryBackoff {

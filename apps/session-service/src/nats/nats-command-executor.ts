@@ -36,6 +36,7 @@ import {
   policyCommandFrom,
   type AssignClientId,
 } from '../commands/session-command-requests';
+import { admittedOverNats } from '../commands/write-admissions';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
 import {
   NatsCommandError,
@@ -88,6 +89,8 @@ export interface NatsExecutorOptions {
    * (`/health`'s `store.lastWriteError`). Default: the executor's store.
    */
   commandStore?: EventStore;
+  /** `WRITE_DEADLINE_MS`: an append or policy command whose write has not started that long after its execution began is answered 503 `request_expired`, never written; none (default): no deadline. */
+  writeDeadlineMs?: number;
 }
 
 /** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
@@ -209,11 +212,14 @@ export class NatsCommandExecutor {
           const applied = await this.appliedAppend(key, command);
           if (applied) return applied;
         }
-        return withRequestPaths(() => this.commandBus.execute(watchDecisions(command, watcher)), kind === 'append' ? eventsRequestPath : messagesRequestPath);
+        return withRequestPaths(
+          () => this.commandBus.execute(watchDecisions(this.admitted(command), watcher)),
+          kind === 'append' ? eventsRequestPath : messagesRequestPath,
+        );
       }
       case 'policy':
         // The policy a session already has appends nothing: a redelivery answers the event that set it.
-        return this.commandBus.execute(watchDecisions(policyCommandFrom(this.schemas, tenant, sessionId, body), watcher));
+        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body)), watcher));
       case 'compact':
         return this.commandBus.execute(
           watchDecisions(
@@ -226,6 +232,11 @@ export class NatsCommandExecutor {
           ),
         );
     }
+  }
+
+  /** `command` with its arrival (now) and the write deadline, when one is set ({@link admittedOverNats}). */
+  private admitted<C extends object>(command: C): C {
+    return this.options.writeDeadlineMs === undefined ? command : admittedOverNats(command, this.options.writeDeadlineMs);
   }
 
   /** The HTTP answer of an append whose events are all in the stream already (appends are atomic: the last one tells). */

@@ -266,6 +266,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       replyPrefixes: config.natsReplyPrefixes,
       damage: this.damage,
       commandStore: this.commandStore,
+      writeDeadlineMs: config.writeDeadlineMs,
     });
     // The feed's handled erasure records, checked by the consumer after each answer is stored.
     const erasures = new HandledErasures();

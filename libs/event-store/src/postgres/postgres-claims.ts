@@ -37,6 +37,12 @@ export class PostgresClaims {
   /** The dedicated connection (connected or connecting), or null before the first claim and after a loss. */
   private connection: Promise<Client> | null = null;
   private closed = false;
+  /**
+   * The last statement sent on the dedicated connection (settled or not): each waits for the one
+   * before it, so one connection never runs two at once (node-postgres queues them itself, a use it
+   * deprecates and pg 9 removes: replicas' claims and releases came together).
+   */
+  private lastStatement: Promise<unknown> = Promise.resolve();
   /** Lock keys of the claims this process holds (not released yet), so that a second claim of one name here is refused. */
   private readonly held = new Set<string>();
 
@@ -58,7 +64,7 @@ export class PostgresClaims {
     let got: boolean;
     try {
       client = await this.client();
-      const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]);
+      const { rows } = await this.oneAtATime(() => client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]));
       got = rows[0].got;
     } catch (err) {
       this.held.delete(key);
@@ -78,7 +84,7 @@ export class PostgresClaims {
         // The lock went with a connection lost since: nothing to give up.
         if (this.connection === null || (await this.connection.catch(() => null)) !== client) return;
         try {
-          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+          await this.oneAtATime(() => client.query('SELECT pg_advisory_unlock($1::bigint)', [key]));
         } catch {
           // Not told: end the connection, which drops its locks (this process's other claims too: they may then run twice, never stay held).
           this.drop();
@@ -115,6 +121,13 @@ export class PostgresClaims {
     );
     this.connection = opened;
     return opened;
+  }
+
+  /** Runs `statement` (one query on the dedicated connection) once every statement sent before it has settled; its own outcome. */
+  private oneAtATime<T>(statement: () => Promise<T>): Promise<T> {
+    const result = this.lastStatement.then(statement, statement);
+    this.lastStatement = result.catch(() => undefined);
+    return result;
   }
 
   /** Forgets the dedicated connection and ends it. */

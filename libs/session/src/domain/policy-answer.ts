@@ -10,8 +10,9 @@ import type { EstimatorName, PolicySetData } from '../events/session-stream-even
  * - `setAt`: when the policy event in force was written (absent when no policy was ever set).
  * - `revision`: the stream revision of that event (decimal string); when no policy was ever set,
  *   the session's revision.
- * - `position`: the global position of that event (decimal string, for `minPosition`); absent
- *   when no policy was ever set.
+ * - `position`: the global position of that event (decimal string, for `minPosition`); when no
+ *   policy was ever set, the position of the session's last event in the answer to `PUT …/policy`
+ *   (always present there), absent in `GET …/policy`.
  */
 export interface PolicyAnswer {
   sessionId: string;
@@ -32,12 +33,21 @@ export interface RecordedPolicy {
 
 /**
  * The {@link PolicyAnswer} of session `sessionId` whose last policy event is `recorded` (null when
- * none was ever written; then `sessionRevision`, the session's revision, is answered). A recorded
+ * none was ever written; then `sessionRevision`, the session's revision, is answered, with
+ * `sessionPosition`, the global position of the session's last event, when given). A recorded
  * clear (strategy null) shows trigger and estimator null, whatever the event holds: the one rule
  * every transport and both routes answer with.
  */
-export function policyAnswer(sessionId: string, recorded: RecordedPolicy | null, sessionRevision: bigint): PolicyAnswer {
-  if (!recorded) return { sessionId, strategy: null, trigger: null, estimator: null, revision: sessionRevision.toString() };
+export function policyAnswer(sessionId: string, recorded: RecordedPolicy | null, sessionRevision: bigint, sessionPosition?: bigint): PolicyAnswer {
+  if (!recorded)
+    return {
+      sessionId,
+      strategy: null,
+      trigger: null,
+      estimator: null,
+      revision: sessionRevision.toString(),
+      ...(sessionPosition !== undefined ? { position: sessionPosition.toString() } : {}),
+    };
   const { data } = recorded;
   const inForce = data.strategy !== null;
   return {

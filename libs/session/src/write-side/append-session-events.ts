@@ -42,6 +42,7 @@ import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import { tellDecidingOn } from './decision-watch';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './appended-events-observer';
+import { checkWriteAdmission } from '../decider/write-admission';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -116,15 +117,20 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws StoreAnswerContradictionError when the store refused the revision its own reads showed, several times in a row ({@link StoreAnswerCheck}).
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
    * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written); CountingTooCostlyError when it missed it alone (see TokenCountingPool).
+   * @throws RequestExpiredError (503 `request_expired`) when its write could not start within its write deadline, or its client is gone; SessionErasedMeanwhileError (409 `session_erased`) when the session was erased after it arrived ({@link checkWriteAdmission}).
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     // The request's own shape first: a malformed request answers 400 before its revision is checked (README, Optimistic concurrency).
     checkAppendShape(command.events);
     const key = sessionKey(command.tenantId, command.sessionId);
-    return this.queue.run(key, () => this.loadDecideAppend(command, key));
+    // The session's life as the request arrives, read before it waits for anything (this queue, counting): it is written in that life or not at all.
+    const arrivedIn = this.store.streamIncarnation(sessionStream(key));
+    // Awaited by the queued task; one that never runs (an earlier failure does not stop it, but be safe) leaves no unhandled rejection.
+    arrivedIn.catch(() => undefined);
+    return this.queue.run(key, async () => this.loadDecideAppend(command, key, await arrivedIn));
   }
 
-  private async loadDecideAppend(command: AppendSessionEventsCommand, key: string): Promise<AppendSessionEventsResult> {
+  private async loadDecideAppend(command: AppendSessionEventsCommand, key: string, arrivedIn: bigint): Promise<AppendSessionEventsResult> {
     let clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
     // Counted once per naming of the responses (once, unless a retry names them otherwise), off the request thread for a large request (issue 17).
     const counted = new Map<string, readonly EventCosts[]>();
@@ -180,6 +186,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       // replica erased the session since the load (and maybe wrote it again), the store refuses it (WrongIncarnationError)
       // and it is decided again on the stream's current life, with that life's ids.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
+      // A cached state of an earlier life than the store's when the request arrived (erased elsewhere since it was cached): decided again on the store's.
+      if (cached && incarnation < arrivedIn) continue;
+      // The one rule of when a write may still start (client there, within its deadline, in the life it arrived in), right before it.
+      checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: incarnation }, performance.now());
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         // The next append to this session then needs no read of the log (the cache folds it only where it follows the state).
@@ -198,6 +208,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         }
         if (err instanceof DuplicateEventIdError) {
           const resend = (await this.resendOnStoredState(command, key, costs)) ?? { events: decision.events, incarnation };
+          checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: resend.incarnation }, performance.now());
           const answer = await this.resent(key, resend, command, hasPolicy);
           if (!(answer instanceof WrongIncarnationError)) return answer;
           // Erased since the stored state was read: decided again on the current life.

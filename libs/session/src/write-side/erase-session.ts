@@ -18,6 +18,7 @@ import { SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 import type { RequestedBy } from '../events/requested-by';
+import { checkWriteAdmission } from '../decider/write-admission';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
@@ -127,8 +128,12 @@ interface LifeLookup {
   older: ErasureRecord | null;
 }
 
-/** What {@link EraseSessionHandler.deleteAtRevision} found: the life it deleted, or an empty stream. */
-type Deletion = { first: bigint; last: { revision: bigint; position: bigint } } | { emptyAt: bigint; incarnation: bigint };
+/**
+ * What {@link EraseSessionHandler.deleteAtRevision} found: the life it deleted, an empty stream, or
+ * a stream in a later life than the one the erasure arrived in (`erasedSince`: that life was erased
+ * by another erasure after this one arrived; this one deletes nothing).
+ */
+type Deletion = { first: bigint; last: { revision: bigint; position: bigint } } | { emptyAt: bigint; incarnation: bigint } | { erasedSince: bigint };
 
 const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.position, data: event.data as SessionErasedData });
 
@@ -165,8 +170,12 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * Erases the session and answers with the record of the life it erased. An erasure of a life
    * another erasure deleted (at once, or earlier: a resend after a lost answer) answers as that
    * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
-   * record writes that record, once.
+   * record writes that record, once. It erases only the life the session was in when it arrived
+   * ({@link checkWriteAdmission}): when another erasure deleted that life after it arrived (a DELETE
+   * held on a slow replica while its client sent it again elsewhere, and maybe wrote the session
+   * again), it answers as that erasure did and erases nothing of the later life.
    * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
+   * @throws RequestExpiredError (503 `request_expired`) when its deletion could not start within its write deadline, or its client is gone: nothing erased.
    * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
    */
   /**
@@ -183,25 +192,29 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
 
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
-    const deleted = await this.deleteAtRevision(sessionStream(key));
+    // The session's life as the erasure arrives, read before anything else: it erases that life or none.
+    const arrivedIn = await this.store.streamIncarnation(sessionStream(key));
+    const deleted = await this.deleteAtRevision(command, sessionStream(key), arrivedIn);
     this.sessions.invalidate(key);
     const record =
-      'last' in deleted
-        ? await this.recordOnce(
-            command.tenantId,
-            {
-              sessionId: command.sessionId,
-              // Revisions are gapless within a stream but a session written again after an erasure
-              // continues after the erased revisions: count from the stream's first event.
-              erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
-              erasedAt: new Date().toISOString(),
-              lastPosition: deleted.last.position.toString(),
-              lastRevision: deleted.last.revision.toString(),
-              ...requesterOf(command),
-            },
-            deleted.last.position,
-          )
-        : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
+      'erasedSince' in deleted
+        ? await this.recordOfLifeErasedSince(command, deleted.erasedSince)
+        : 'last' in deleted
+          ? await this.recordOnce(
+              command.tenantId,
+              {
+                sessionId: command.sessionId,
+                // Revisions are gapless within a stream but a session written again after an erasure
+                // continues after the erased revisions: count from the stream's first event.
+                erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
+                erasedAt: new Date().toISOString(),
+                lastPosition: deleted.last.position.toString(),
+                lastRevision: deleted.last.revision.toString(),
+                ...requesterOf(command),
+              },
+              deleted.last.position,
+            )
+          : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
@@ -428,21 +441,56 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   }
 
   /**
+   * The record of the life of the session an erasure arrived in (`arrivedIn`: its incarnation, the
+   * revision it starts at), which another erasure deleted after this one arrived (the session may
+   * have been written again since: that later life is not this erasure's to delete). That life's
+   * record is the session's oldest one ending at or after `arrivedIn` (the records of a session's
+   * lives come in order); this erasure answers as that one did, writing nothing. Waits up to the
+   * record wait for it when the erasure that deleted the life has not written it yet.
+   * @throws ErasureInterruptedError when no record of that life is found (the erasure that deleted
+   *   it stopped before writing it, and the session was written again since): nothing more is erased.
+   */
+  private async recordOfLifeErasedSince(command: EraseSessionCommand, arrivedIn: bigint): Promise<ErasureRecord> {
+    const deadline = Date.now() + this.recordWaitMs;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      let oldest: ErasureRecord | null = null;
+      for await (const event of this.recordsNewestFirst(command.tenantId)) {
+        const data = event.data as SessionErasedData;
+        if (event.type !== SESSION_ERASED || data.sessionId !== command.sessionId) continue;
+        if (data.lastRevision === undefined || BigInt(data.lastRevision) < arrivedIn) break;
+        oldest = recordOf(event);
+      }
+      if (oldest) return oldest;
+      if (Date.now() >= deadline)
+        throw new ErasureInterruptedError(
+          `the session was erased by another erasure after this one arrived, and that erasure's record is not written: nothing was erased by this one (a later life of the session is not its to erase); send the DELETE again to erase the session as it is now`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  /**
    * Deletes `stream` at the revision of its last event, just read; returns the revision of its
    * first event and the last event's revision and global position, or, when the stream has no
    * event, `emptyAt` (the log's head read before finding it empty) and the stream's incarnation
    * read after (the revision after its last deleted one; 0n when the store never deleted it).
    */
-  private async deleteAtRevision(stream: string): Promise<Deletion> {
+  private async deleteAtRevision(command: EraseSessionCommand, stream: string, arrivedIn: bigint): Promise<Deletion> {
     let writersRaced = 0;
     for (let attempt = 1; ; attempt++) {
       const logHead = await this.store.headPosition();
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-      if (!last) return { emptyAt: logHead, incarnation: await this.store.streamIncarnation(stream) };
+      // Read after `last`: a life that began before this read ends after `last` was read, so a
+      // deletion at `last`'s revision in another life than this one fails (revisions are not reused).
+      const life = await this.store.streamIncarnation(stream);
+      if (life > arrivedIn) return { erasedSince: arrivedIn };
+      if (!last) return { emptyAt: logHead, incarnation: life };
       const revision = last.revision;
       // Appends only add after `last`, and a deletion at `revision` fails if one did: the first
       // event read now is the first one deleted.
       const [head] = await this.store.readStream(stream, { fromRevision: 'start', maxCount: 1 });
+      // The one rule of when a write may still start (client there, within its deadline, in the life it arrived in), right before it.
+      checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: life }, performance.now());
       try {
         await this.store.deleteStream(stream, { expectedRevision: revision });
         return { first: head?.revision ?? revision, last };

@@ -8,7 +8,10 @@
  * its own next events: an automatic compaction planned on it wrote the erased life's ids, counts
  * (and, with a summarizing strategy, a summary of erased text) into the new life (newcomer ncrace,
  * run 41). A resend of the session's first events (at `stream_exists` before the life check) and
- * one written after the store named its ids duplicates (at `any`) went there too.
+ * one written after the store named its ids duplicates (at `any`) went there too. Since the write
+ * admission rule (newcomer F1), a request is never applied to a life of the session that began after
+ * it arrived: such a resend is refused 409 `session_erased`, nothing written; sent again, it is
+ * written once in the new life, with that life's ids.
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
@@ -20,6 +23,7 @@ import { SessionStateCache } from './session-state-cache';
 import { loadSessionWindow } from './session-loader';
 import { storeEventIds } from '../domain/session-ids';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { SessionErasedMeanwhileError } from '../errors';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 
@@ -67,12 +71,15 @@ describe('a resend whose session another replica erases just before it is writte
   const say = (handler: AppendSessionEventsHandler, id: string) =>
     handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id, type: 'user', text: `text of ${id}` } }]));
 
-  it("writes it once in the next life, with that life's ids, and keeps no state of the erased life", async () => {
+  it("is refused 409 session_erased; sent again, written once in the next life, with that life's ids, keeping no state of the erased life", async () => {
     const racing = erasedBeforeAppend();
     const cache = new SessionStateCache(racing.store);
     const handler = new AppendSessionEventsHandler(racing.store, cache, noBus);
     for (const id of ['u1', 'u2', 'u3']) await say(handler, id);
     racing.arm();
+    // arrived in the erased life: not applied in the next one
+    await expect(say(handler, 'u2')).rejects.toBeInstanceOf(SessionErasedMeanwhileError);
+    expect(await store.readStream(STREAM)).toEqual([]);
     const resent = await say(handler, 'u2');
     // written again, as the first event of the next life (revisions are never reused)
     expect(resent.revision).toBe('3');
@@ -91,13 +98,15 @@ describe('a resend whose session another replica erases just before it is writte
     expect(withoutTimes(await cache.load(KEY))).toEqual(withoutTimes(await loadSessionWindow(store, KEY)));
   });
 
-  it("a resend of the session's first events, racing its erasure and re-creation by another client, is decided again on the new life: written there once, with that life's ids", async () => {
+  it("a resend of the session's first events, racing its erasure and re-creation by another client, is refused 409 session_erased; sent again, written once in the new life, with that life's ids", async () => {
     const racing = erasedBeforeAppend('x1');
     const cache = new SessionStateCache(racing.store);
     const handler = new AppendSessionEventsHandler(racing.store, cache, noBus);
     await say(handler, 'u1');
     racing.arm();
-    // decided on the cached life 0 as a resend (u1 at revision 0, written at `stream_exists`), while the stream is in its next life
+    // decided on the cached life 0 as a resend (u1 at revision 0, written at `stream_exists`), while the stream is in its next life: refused
+    await expect(say(handler, 'u1')).rejects.toBeInstanceOf(SessionErasedMeanwhileError);
+    expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([1n]);
     const resent = await say(handler, 'u1');
     const stored = await store.readStream(STREAM);
     expect(stored.map((e) => [e.revision, (e.data as { event: { id: string } }).event.id])).toEqual([
@@ -113,7 +122,7 @@ describe('a resend whose session another replica erases just before it is writte
     expect(withoutTimes(await cache.load(KEY))).toEqual(withoutTimes(await loadSessionWindow(store, KEY)));
   });
 
-  it('a resend of an archived event, written after the store named its id a duplicate, racing an erasure and re-creation, is decided again on the new life', async () => {
+  it('a resend of an archived event, written after the store named its id a duplicate, racing an erasure and re-creation, is refused 409 session_erased; sent again, written in the new life', async () => {
     const writer = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
     for (const id of ['u1', 'u2']) await say(writer, id);
     const compacted = await new CompactSessionHandler(store, new SessionStateCache(store), new ExtractiveSummarizer()).execute(
@@ -124,7 +133,10 @@ describe('a resend whose session another replica erases just before it is writte
     // a process that loads the compaction's snapshot: u1 is unknown to it, written as new, and the store names its id a
     // duplicate; decided again on the stored state, it is a resend, and the session is erased and written again right before it
     racing.arm(1);
-    const resent = await say(new AppendSessionEventsHandler(racing.store, new SessionStateCache(racing.store), noBus), 'u1');
+    await expect(say(new AppendSessionEventsHandler(racing.store, new SessionStateCache(racing.store), noBus), 'u1')).rejects.toBeInstanceOf(
+      SessionErasedMeanwhileError,
+    );
+    const resent = await say(new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus), 'u1');
     const stored = await store.readStream(STREAM);
     const incarnation = await store.streamIncarnation(STREAM);
     expect(stored.map((e) => (e.data as { event: { id: string } }).event.id)).toEqual(['x1', 'u1']);

@@ -10,6 +10,7 @@
  * writer's event after it is 409, before the decision is acted on) → append at the loaded
  * revision → on conflict, reload, check and decide again.
  */
+import { checkWriteAdmission } from '../decider/write-admission';
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
@@ -66,6 +67,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
    * @throws RevisionConflictError (409 `wrong_expected_revision`) when the client's `expectedRevision`
    *   does not hold (another writer's event came after it), before a clear's 404; or when the stream
    *   moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
+   * @throws RequestExpiredError (503 `request_expired`), SessionErasedMeanwhileError (409 `session_erased`): see {@link checkWriteAdmission}.
    */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
     if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
@@ -78,6 +80,8 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       trigger: command.trigger,
       estimator: command.estimator,
     };
+    // The session's life as the request arrives, read first: the policy is set in that life or not at all.
+    const arrivedIn = await this.store.streamIncarnation(sessionStream(key));
     const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
@@ -95,11 +99,18 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
           await this.acknowledged.acknowledgeHead(this.store);
           throw new SessionNotFoundError(command.sessionId);
         }
-        return policyAnswer(command.sessionId, null, decision.revision);
+        // No policy to clear: the answer names the session's last event (its revision, and its position for minPosition).
+        const position = await this.positionOf(key, decision.revision, state);
+        if (position !== undefined) return policyAnswer(command.sessionId, null, decision.revision, position);
+        // Erased meanwhile: decided again on the session as it is now.
+        if (attempt < MAX_POLICY_ATTEMPTS) continue;
+        throw new RevisionConflictError(String(command.expectedRevision), 'no_stream');
       }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
+        // Erased meanwhile (the event is gone): decided again on the session as it is now.
+        if (!recorded && attempt < MAX_POLICY_ATTEMPTS) continue;
         return policyAnswer(command.sessionId, { data: decision.policy, revision: decision.revision, position: recorded?.position }, decision.revision);
       }
       // Read once, before the append awaits: `state` is the cache's shared object, which other
@@ -107,7 +118,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       const expected: bigint | 'no_stream' = state?.revision ?? 'no_stream';
       try {
         // In the life of the state it was decided on: refused when the session was erased since.
-        const incarnation = state ? state.incarnation : policy.incarnation;
+        const incarnation = state ? state.incarnation : (policy.incarnation ?? arrivedIn);
+        // The one rule of when a write may still start (client there, within its deadline, in the life it arrived in), right before it.
+        checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: incarnation }, performance.now());
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         this.sessions.appended(key, expected === 'no_stream' ? null : expected, decision.events, result, new Date());
         const recorded = { data: decision.events[0].data as PolicySetData, revision: result.nextExpectedRevision, position: result.position };
@@ -122,6 +135,17 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         throw err;
       }
     }
+  }
+
+  /**
+   * The global position (bigint) of the session's event at `revision` (its last, in `state`): the
+   * state's when it knows it, else read from the log; undefined when the log no longer holds it
+   * (erased since the state was loaded).
+   */
+  private async positionOf(key: string, revision: bigint, state: SessionWindowState | null): Promise<bigint | undefined> {
+    if (state?.revision === revision && state.position !== null) return state.position;
+    const [event] = await this.store.readStream(sessionStream(key), { fromRevision: revision, maxCount: 1 });
+    return event?.position;
   }
 
   /**

@@ -21,6 +21,7 @@ import { CONVERSATION_EVENT, POLICY_SET } from '../events/session-stream-events'
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { storeEventIds } from '../domain/session-ids';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { SessionErasedMeanwhileError } from '../errors';
 import { SessionStateCache } from './session-state-cache';
 import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 import { MAX_CONTRADICTED_REFUSALS } from './store-answer-check';
@@ -102,9 +103,9 @@ describe('a store refusing the revision its own reads show', () => {
     expect(log.map((e) => e.type)).toEqual([...Array<string>(MAX_CONTRADICTED_REFUSALS + 1).fill(CONVERSATION_EVENT), POLICY_SET]);
   });
 
-  it("a session's first append refused each time for its life (created and erased by others meanwhile) is a conflict, decided again, not a contradiction", async () => {
-    // Each refusal is a WrongIncarnationError at `no_stream`, and the reload finds no stream again:
-    // the revision did not move, the life did.
+  it("a session's first append refused for its life (created and erased by others after it arrived) is refused 409 session_erased, not a contradiction", async () => {
+    // The refusal is a WrongIncarnationError at `no_stream`, and the reload finds no stream again:
+    // the revision did not move, the life did; a write is never applied to a life begun after it arrived.
     let raced = 0;
     const racing = Object.assign(Object.create(base) as EventStore, {
       appendToStream: async (stream: string, events: EventData[], options?: AppendOptions) => {
@@ -117,10 +118,15 @@ describe('a store refusing the revision its own reads show', () => {
       },
     });
     const handler = new AppendSessionEventsHandler(racing, new SessionStateCache(racing), noBus);
-    const answer = await handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'a', type: 'user', text: 'hi' } }]));
-    expect(raced).toBe(MAX_CONTRADICTED_REFUSALS);
-    const log = await base.readStream('session-t.s');
-    expect(log.map((e) => [e.revision, e.id])).toEqual([[BigInt(MAX_CONTRADICTED_REFUSALS), storeEventIds('t.s', BigInt(MAX_CONTRADICTED_REFUSALS), 'a').id]]);
-    expect(answer.revision).toBe(String(MAX_CONTRADICTED_REFUSALS));
+    await expect(handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'a', type: 'user', text: 'hi' } }]))).rejects.toBeInstanceOf(
+      SessionErasedMeanwhileError,
+    );
+    expect(raced).toBe(1);
+    expect(await base.readStream('session-t.s')).toEqual([]);
+    // sent again, it is written in the session's life as it is now
+    const again = new AppendSessionEventsHandler(base, new SessionStateCache(base), noBus);
+    const answer = await again.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'a', type: 'user', text: 'hi' } }]));
+    expect((await base.readStream('session-t.s')).map((e) => [e.revision, e.id])).toEqual([[1n, storeEventIds('t.s', 1n, 'a').id]]);
+    expect(answer.revision).toBe('1');
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * The write deadline over HTTP (`WRITE_DEADLINE_MS`): an append queued behind a slow write to its
+ * session, whose write cannot start within the deadline of its arrival, is answered 503
+ * `request_expired` with `deadlineMs`, nothing written; the write ahead of it, started in time, is
+ * written (newcomer finding F1 on one SQLite process: an append was written 22 s after its
+ * session's erasure).
+ */
+import * as fs from 'node:fs';
+import type { EventStore } from '@lib/event-store';
+import { COMMAND_EVENT_STORE } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+
+const user = (id: string) => ({ events: [{ id, type: 'user', text: `text of ${id}` }] });
+
+describe('WRITE_DEADLINE_MS: a write that cannot start in time is refused, never written later', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startService({ env: { WRITE_DEADLINE_MS: '100' } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+    if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
+  });
+
+  it('answers 503 request_expired (deadlineMs) to an append queued past the deadline, and writes it neither then nor later', async () => {
+    await h.http().post('/v1/sessions/late/events').send(user('u1')).expect(201);
+    const store = h.service.app.get<EventStore>(COMMAND_EVENT_STORE);
+    const append = store.appendToStream.bind(store);
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    store.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
+      entered();
+      await gate;
+      return append(...args);
+    };
+    try {
+      const slow = h
+        .http()
+        .post('/v1/sessions/late/events')
+        .send(user('slow'))
+        .then((res) => res);
+      await reached;
+      const late = h
+        .http()
+        .post('/v1/sessions/late/events')
+        .send(user('late'))
+        .then((res) => res);
+      // well past the 100 ms deadline of the queued append (a wait for the deadline, not a timing assertion)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      store.appendToStream = append;
+      open();
+      expect((await slow).status).toBe(201);
+      const refused = await late;
+      expect({ status: refused.status, code: refused.body.code, deadlineMs: refused.body.deadlineMs }).toEqual({
+        status: 503,
+        code: 'request_expired',
+        deadlineMs: 100,
+      });
+      expect(refused.body.message).toContain('WRITE_DEADLINE_MS');
+    } finally {
+      store.appendToStream = append;
+      open();
+    }
+    const log = await h.http().get('/v1/sessions/late/events').expect(200);
+    expect((log.body.events as { eventId?: string }[]).map((e) => e.eventId)).toEqual(['u1', 'slow']);
+  });
+});
