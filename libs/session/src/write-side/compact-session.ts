@@ -50,7 +50,7 @@ import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { tellDecidingOn } from './decision-watch';
 import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
-import { passTakesClaim, SessionClaims } from './session-claims';
+import { passClaimsHere, SessionClaims } from './session-claims';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
 export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
@@ -237,9 +237,18 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         // a reply of the attempt before is not used: this one is planned on a newer state
         spend.discardPending();
         let step = planSessionCompaction(command, state);
-        if (claim === undefined && this.claims && command.origin === 'command' && step.kind === 'pass' && passTakesClaim(command, state, step)) {
+        if (claim === undefined && this.claims && step.kind === 'pass' && passClaimsHere(command, state, step)) {
           const before = state.revision!;
-          const waited = await this.claims.waitFor(command.tenantId, command.sessionId);
+          const waited =
+            command.origin === 'auto'
+              ? await this.claims.tryWithoutWaiting(command.tenantId, command.sessionId)
+              : await this.claims.waitFor(command.tenantId, command.sessionId);
+          // An automatic pass never waits: another pass holds the claim, so this one is outrun (`conflict`): its scheduler
+          // looks again, finds the trigger firing and the claim held, and waits for it in the background.
+          if (waited === 'claimed-elsewhere') {
+            spend.discardPending();
+            return { kind: 'conflict', state };
+          }
           claim = waited.claim;
           // Claimed, or unclaimed after a wait: decided again on the session as the claim's last holder left it (a pass
           // that ended while this one planned included). A store without claims (SQLite, KurrentDB) goes on as planned.
