@@ -76,7 +76,7 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: an a
     expect(modelA.calls + modelB.calls).toBe(0);
 
     // Replica A's scheduler: its next read of the session is held until B has crossed the trigger (a slow read after a pause).
-    const schedulerA = a.service.app.get(AutoCompactionScheduler) as unknown as { sessions: SessionStateCache };
+    const schedulerA = a.service.app.get<AutoCompactionScheduler>(AutoCompactionScheduler) as unknown as { sessions: SessionStateCache };
     const cache = schedulerA.sessions;
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
