@@ -143,30 +143,50 @@ export abstract class SessionError extends Error {
 /**
  * No event was ever appended to this session (or it was erased). With `erasedAt` (ISO-8601 UTC,
  * the session's latest erasure record's), the message says it was erased then, and
- * `details.erasedAt` carries it.
+ * `details.erasedAt` carries it. With `writtenAgain` (a compaction that found its session erased
+ * while it ran and written again since), the message says so instead of "not written since": the
+ * id holds a new life, which the compaction did not touch.
  */
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
   /**
    * `discardedSummarizerCalls`: what a compaction's pass spent on the summarizer before it found the
-   * session gone (`details.discardedSummarizerCalls`; the message then says so).
+   * session gone (`details.discardedSummarizerCalls`; the message then says so). `writtenAgain`:
+   * the session was written again after the erasure the pass met (see the class doc).
    */
-  constructor(sessionId: string, erasedAt?: string, discardedSummarizerCalls?: SummarizerIdentity) {
-    const spent = discardedSummarizerCalls
-      ? `; the compaction's ${discardedSummarizerCalls.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`
-      : '';
+  constructor(
+    sessionId: string,
+    erasedAt?: string,
+    discardedSummarizerCalls?: SummarizerIdentity,
+    readonly writtenAgain = false,
+  ) {
     const details = { ...(erasedAt !== undefined ? { erasedAt } : {}), ...(discardedSummarizerCalls ? { discardedSummarizerCalls } : {}) };
-    if (erasedAt === undefined)
-      super(
-        `session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)${spent}`,
-        discardedSummarizerCalls ? details : undefined,
-      );
-    else
-      super(
-        `session ${quoteInput(sessionId)} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${spent}`,
-        details,
-      );
+    super(
+      sessionNotFoundMessage(sessionId, erasedAt, discardedSummarizerCalls, writtenAgain),
+      erasedAt !== undefined || discardedSummarizerCalls ? details : undefined,
+    );
   }
+}
+
+/**
+ * The message of {@link SessionNotFoundError} (its arguments), the one rule for it: never written
+ * (or erased, when the erasure is unknown here), erased at `erasedAt` and not written since, or
+ * erased while a compaction ran and written again since (`writtenAgain`). Pure.
+ */
+export function sessionNotFoundMessage(
+  sessionId: string,
+  erasedAt: string | undefined,
+  discardedSummarizerCalls: SummarizerIdentity | undefined,
+  writtenAgain: boolean,
+): string {
+  const spent = discardedSummarizerCalls
+    ? `; the compaction's ${discardedSummarizerCalls.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`
+    : '';
+  const id = quoteInput(sessionId);
+  if (writtenAgain)
+    return `session ${id} was erased ${erasedAt !== undefined ? `at ${erasedAt} ` : ''}while this compaction ran and has been written again since (GET /v1/erasures lists the erasures): the compaction was planned on the erased content and applied nothing to the session as written now; send it again to compact that${spent}`;
+  if (erasedAt === undefined) return `session ${id} does not exist: no event was appended to it (or it was erased)${spent}`;
+  return `session ${id} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${spent}`;
 }
 
 /** The session has no compaction with this id. */

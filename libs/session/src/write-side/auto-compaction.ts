@@ -254,18 +254,23 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       const policy = state?.policy;
       if (!state || !policy?.strategy) return this.backoff.forget(key, tenantId, sessionId, state ? 'its policy was removed' : 'the session has no events');
       if (!this.backoff.mayRun(key, tenantId, sessionId, state.consecutiveFailures)) return;
-      const command = new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto');
+      const fields = [tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto'] as const;
+      const command = new CompactSessionCommand(...fields);
       // Waiting for growth since the last recorded automatic pass that left the trigger firing (DESIGN §3.5).
       if (!autoPassDue(command, state)) {
         this.eventBus.publish(new AutoCompactionDeferred(tenantId, sessionId));
         return;
       }
       // A pass that may call the model runs on one replica at a time: the claim is taken before planning and held until answered.
-      const claim = !unclaimed && passTakesClaim(command, state) ? await this.claims.tryClaim(tenantId, sessionId) : null;
+      const asked = !unclaimed && passTakesClaim(command, state);
+      const claim = asked ? await this.claims.tryClaim(tenantId, sessionId) : null;
       if (claim === 'claimed-elsewhere') return 'claimed-elsewhere';
+      // Told to the pass: not asked here (the trigger did not fire on this state), it claims the session itself
+      // when its plan, on the state it loads (perhaps newer: another replica appended meanwhile), calls the model.
+      const schedulerClaim = claim ? 'held' : unclaimed || asked ? 'waived' : undefined;
       let answer: CompactionAnswer;
       try {
-        answer = await this.commandBus.execute(command);
+        answer = await this.commandBus.execute(new CompactSessionCommand(...fields, undefined, false, undefined, schedulerClaim));
       } finally {
         await claim?.release();
       }

@@ -24,6 +24,14 @@ export class CompactSessionCommand implements CompactSession {
     readonly redelivered = false,
     /** Who ordered it (origin `command`), recorded in its decision. */
     readonly requestedBy?: RequestedBy,
+    /**
+     * Origin `auto`: what the scheduler did about the session's claim before it sent the command:
+     * `held` (it holds the claim for the whole pass), `waived` (it runs unclaimed after the longest
+     * wait, its warn line logged). Absent: the scheduler took no claim (the trigger did not fire on
+     * the state it read), so the pass claims the session itself when its plan calls the summarizer
+     * (the state it plans on may be newer: another replica appended meanwhile).
+     */
+    readonly schedulerClaim?: 'held' | 'waived',
   ) {}
 }
 

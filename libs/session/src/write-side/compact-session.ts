@@ -50,7 +50,7 @@ import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { tellDecidingOn } from './decision-watch';
 import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
-import { passTakesClaim, SessionClaims } from './session-claims';
+import { passClaimsHere, SessionClaims } from './session-claims';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
 export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
@@ -114,7 +114,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       // e.g. erased meanwhile (404) or the store failing the append: the calls made were spent all the same
       spend.discardPending();
       this.publishSpend(command, 'error', spend);
-      throw err instanceof SessionNotFoundError ? this.notFoundAnswer(command, spend) : err;
+      throw err instanceof SessionNotFoundError ? this.notFoundAnswer(command, spend, err.writtenAgain) : err;
     }
     const { answer, shared } = answered;
     const replayed = shared || answer.replayed === true;
@@ -137,11 +137,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * The 404 of a pass that found its session gone (never written, or erased, perhaps while the
    * summarizer ran): the erased-session 404 of `GET /v1/sessions/{id}` (`erasedAt` of the id's
    * latest erasure, {@link latestErasure}) carrying the calls the pass made
-   * (`discardedSummarizerCalls`: the endpoint served them, their replies went into no decision).
+   * (`discardedSummarizerCalls`: the endpoint served them, their replies went into no decision);
+   * `writtenAgain` when the pass found the session written again after the erasure (its message says so).
    */
-  private notFoundAnswer(command: CompactSessionCommand, spend: SummarizerSpend): SessionNotFoundError {
+  private notFoundAnswer(command: CompactSessionCommand, spend: SummarizerSpend, writtenAgain: boolean): SessionNotFoundError {
     const erasedAt = this.readModels && latestErasure(this.readModels, command.tenantId, command.sessionId)?.erasedAt;
-    return new SessionNotFoundError(command.sessionId, erasedAt, discardedSummarizerCalls(this.summarizer.identity, spend.discarded));
+    return new SessionNotFoundError(command.sessionId, erasedAt, discardedSummarizerCalls(this.summarizer.identity, spend.discarded), writtenAgain);
   }
 
   /** Publishes what the pass of `command` spent on the summarizer (nothing when it called none, or shared another pass). */
@@ -237,9 +238,18 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         // a reply of the attempt before is not used: this one is planned on a newer state
         spend.discardPending();
         let step = planSessionCompaction(command, state);
-        if (claim === undefined && this.claims && command.origin === 'command' && step.kind === 'pass' && passTakesClaim(command, state, step)) {
+        if (claim === undefined && this.claims && step.kind === 'pass' && passClaimsHere(command, state, step)) {
           const before = state.revision!;
-          const waited = await this.claims.waitFor(command.tenantId, command.sessionId);
+          const waited =
+            command.origin === 'auto'
+              ? await this.claims.tryWithoutWaiting(command.tenantId, command.sessionId)
+              : await this.claims.waitFor(command.tenantId, command.sessionId);
+          // An automatic pass never waits: another pass holds the claim, so this one is outrun (`conflict`): its scheduler
+          // looks again, finds the trigger firing and the claim held, and waits for it in the background.
+          if (waited === 'claimed-elsewhere') {
+            spend.discardPending();
+            return { kind: 'conflict', state };
+          }
           claim = waited.claim;
           // Claimed, or unclaimed after a wait: decided again on the session as the claim's last holder left it (a pass
           // that ended while this one planned included). A store without claims (SQLite, KurrentDB) goes on as planned.
@@ -326,7 +336,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const authority = passAuthority(command, firedOn, state);
     if (authority === 'authorised') return null;
     spend.discardPending();
-    if (authority === 'erased') throw new SessionNotFoundError(command.sessionId);
+    // `state` is the session's new life (abandoned() is only asked with a loaded state): it was written again since.
+    if (authority === 'erased') throw new SessionNotFoundError(command.sessionId, undefined, undefined, true);
     return { kind: 'conflict', state };
   }
 

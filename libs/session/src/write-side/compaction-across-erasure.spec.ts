@@ -50,8 +50,21 @@ describe('a compaction whose session is erased and written again before its deci
       new CompactSessionCommand('t', 's', parseStrategy({ type: 'turn-window', maxTurns: 1 }), null, 'chars', false),
     );
     await expect(pass).rejects.toBeInstanceOf(SessionNotFoundError);
+    // ncreplica F2: the message says the session was written again (it said "has not been written since", or "does not exist")
+    const error = (await pass.catch((e: unknown) => e)) as SessionNotFoundError;
+    expect(error.writtenAgain).toBe(true);
+    expect(error.message).toMatch(/erased while this compaction ran and has been written again since/);
+    expect(error.message).toMatch(/applied nothing to the session as written now/);
+    expect(error.message).not.toMatch(/not been written since|does not exist/);
     expect(raced).toBe(true);
     const decisions = (await store.readStream(STREAM)).map((e) => recordedCompactionOf(e)).filter((d) => d !== null);
     expect(decisions).toEqual([]);
+  });
+
+  it('says when it was erased and that it was written again, in one message rule (with the erasure time the read models know)', () => {
+    const error = new SessionNotFoundError('s', '2026-12-04T10:21:00.000Z', undefined, true);
+    expect(error.message).toMatch(/^session "s" was erased at 2026-12-04T10:21:00.000Z while this compaction ran and has been written again since/);
+    expect(error.message).not.toMatch(/not been written since/);
+    expect(new SessionNotFoundError('s', '2026-12-04T10:21:00.000Z').message).toMatch(/and has not been written since/);
   });
 });

@@ -47,6 +47,20 @@ export function passTakesClaim(command: CompactSession, state: SessionWindowStat
   return step?.kind === 'pass' && step.pass.plan.summaryRequest !== undefined;
 }
 
+/**
+ * The rule in the compaction handler (see the module doc): whether the pass of `command` takes its
+ * session's claim there, before it calls the summarizer for `step`, its plan on `state`. A commanded
+ * pass: by {@link passTakesClaim}. An automatic one: when its scheduler took no claim and decided
+ * nothing about it (`schedulerClaim` absent: the trigger did not fire on the state the scheduler
+ * read) while `step`, planned on a newer state (another replica appended meanwhile), calls the
+ * summarizer; without this, two replicas called the model for one decision. Pure.
+ */
+export function passClaimsHere(command: CompactSession & { schedulerClaim?: 'held' | 'waived' }, state: SessionWindowState, step: CompactionStep): boolean {
+  if (command.dryRun) return false;
+  if (command.origin === 'auto') return command.schedulerClaim === undefined && step.kind === 'pass' && step.pass.plan.summaryRequest !== undefined;
+  return passTakesClaim(command, state, step);
+}
+
 /** What {@link SessionClaims.waitFor} got: the claim (null: the pass runs unclaimed) and how long it waited (ms, 0 when the first look got it). */
 export interface WaitedClaim {
   claim: HeldClaim | null;
@@ -90,9 +104,21 @@ export class SessionClaims {
     try {
       return (await this.store.tryClaim(sessionClaimName(tenantId, sessionId))) ?? 'claimed-elsewhere';
     } catch (err) {
-      this.logger.debug(`compaction runs unclaimed: ${(err as Error).name}: ${(err as Error).message}`);
+      // One warn line for every pass that runs unclaimed (it may call the model while another replica's pass does).
+      this.logger.warn(
+        `compaction of session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) runs unclaimed: its claim could not be asked for: ${(err as Error).name}: ${(err as Error).message}`,
+      );
       return null;
     }
+  }
+
+  /**
+   * The session's claim for an automatic pass that the compaction handler claims ({@link passClaimsHere}):
+   * `'claimed-elsewhere'` without waiting, else as {@link SessionClaims.waitFor} (`waitedMs` 0). Never rejects.
+   */
+  async tryWithoutWaiting(tenantId: string, sessionId: string): Promise<WaitedClaim | 'claimed-elsewhere'> {
+    const claim = await this.tryClaim(tenantId, sessionId);
+    return claim === 'claimed-elsewhere' ? claim : { claim, waitedMs: 0 };
   }
 
   /**
