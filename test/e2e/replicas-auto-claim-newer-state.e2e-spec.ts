@@ -6,53 +6,18 @@
  * the model for one decision, no warn line, the extra call only in `/metrics` (`reply="discarded"`).
  * The pass now claims the session itself when its plan calls the model: one call per decision.
  */
-import * as fs from 'node:fs';
-import type { SummaryRequest } from '@lib/compaction';
-import { AutoCompactionScheduler, SessionStateCache, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from '../support/service-harness';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** `n` distinct words (about `n` × 3 tokens in cl100k_base). */
-const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}w${i}`).join(' ');
-
-/** A model that answers after `delayMs` and counts its calls. */
-class SlowCountingSummarizer implements Summarizer {
-  readonly identity = { kind: 'extractive' as const, model: 'test-slow' };
-  calls = 0;
-  constructor(private readonly delayMs: number) {}
-  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
-    this.calls++;
-    await sleep(this.delayMs);
-    return { ok: true, text: `summary of ${request.coveredIds.length} events`, calls: 1, promptTokens: 10, completionTokens: 5 };
-  }
-}
+import { AutoCompactionScheduler, SessionStateCache } from '@lib/session';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { sleep, useAutoClaimReplicas, words } from '../support/auto-claim-replicas';
+import type { Harness } from '../support/service-harness';
 
 const skipReason = postgresUnavailableReason();
 describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: an automatic pass planning on a newer state than its scheduler read', () => {
-  let db: TestDatabase;
+  const replicas = useAutoClaimReplicas('claimnewer', 1000);
+  const { modelA, modelB, idle } = replicas;
   let a: Harness;
   let b: Harness;
-  const modelA = new SlowCountingSummarizer(1000);
-  const modelB = new SlowCountingSummarizer(1000);
-
-  beforeAll(async () => {
-    db = await createTestDatabase('claimnewer');
-    a = await startService({ env: { DATABASE_URL: db.url }, summarizer: modelA });
-    b = await startService({ env: { DATABASE_URL: db.url }, summarizer: modelB });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
-
-  const idle = async () => {
-    for (let i = 0; i < 3; i++) await Promise.all([a, b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
-    await sleep(600);
-    await Promise.all([a, b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
-  };
+  beforeAll(() => ({ a, b } = replicas));
 
   it('calls the model once when the other replica crosses the trigger between the scheduler reading the session and the pass planning', async () => {
     const sessionId = 'newer';

@@ -8,30 +8,10 @@
  * session is left over its trigger (the replica that waited compacts when the other's pass did not
  * cover the trigger: it failed, or the session grew meanwhile).
  */
-import * as fs from 'node:fs';
-import type { SummaryRequest } from '@lib/compaction';
-import { AutoCompactionScheduler, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from '../support/service-harness';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** `n` distinct words (about `n` × 3 tokens in cl100k_base: repeated letters would cost almost nothing). */
-const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}w${i}`).join(' ');
-
-/** A model that answers after `delayMs` and counts its calls; a call made while `failing` fails. */
-class SlowCountingSummarizer implements Summarizer {
-  readonly identity = { kind: 'extractive' as const, model: 'test-slow' };
-  calls = 0;
-  failing = false;
-  constructor(private readonly delayMs: number) {}
-  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
-    this.calls++;
-    const failing = this.failing;
-    await sleep(this.delayMs);
-    if (failing) return { ok: false, reason: 'model endpoint error: HTTP 500', calls: 1, promptTokens: 0, completionTokens: 0 };
-    return { ok: true, text: `summary of ${request.coveredIds.length} events`, calls: 1, promptTokens: 10, completionTokens: 5 };
-  }
-}
+import { AutoCompactionScheduler } from '@lib/session';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { sleep, useAutoClaimReplicas, words } from '../support/auto-claim-replicas';
+import type { Harness } from '../support/service-harness';
 
 interface HistoryItem {
   outcome: string;
@@ -41,30 +21,11 @@ interface HistoryItem {
 
 const skipReason = postgresUnavailableReason();
 describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: one automatic pass per session at a time (claim)', () => {
-  let db: TestDatabase;
+  const replicas = useAutoClaimReplicas('autoclaim', 400);
+  const { modelA, modelB, idle } = replicas;
   let a: Harness;
   let b: Harness;
-  const modelA = new SlowCountingSummarizer(400);
-  const modelB = new SlowCountingSummarizer(400);
-
-  beforeAll(async () => {
-    db = await createTestDatabase('autoclaim');
-    a = await startService({ env: { DATABASE_URL: db.url }, summarizer: modelA });
-    b = await startService({ env: { DATABASE_URL: db.url }, summarizer: modelB });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
-
-  const idle = async () => {
-    // a replica waiting for the other's claim runs when it is released: wait until both are idle together
-    for (let i = 0; i < 3; i++) await Promise.all([a, b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
-    await sleep(600);
-    await Promise.all([a, b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
-  };
+  beforeAll(() => ({ a, b } = replicas));
 
   /** A rolling-summary policy with a token-count trigger, set through replica A. */
   async function setPolicy(sessionId: string): Promise<void> {
