@@ -12,7 +12,7 @@
  */
 import { nanos } from '@nats-io/transport-node';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import type { CommandAnswer, CommandMessage } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ackWaitLine, ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { commandQueueSettled, describeWithNats, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
@@ -66,7 +66,7 @@ describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT
   /** Starts a consumer configured with {@link CONFIGURED_MS}, publishes two commands of one session, and returns the executor's calls once both are answered. */
   async function runTwoSlowCommands(names: NatsNames): Promise<{ executor: SlowExecutor; consumer: NatsCommandConsumer }> {
     const executor = new SlowExecutor(names.prefix);
-    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor as unknown as NatsCommandExecutor, names, 4, CONFIGURED_MS);
+    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor, names, 4, CONFIGURED_MS);
     consumers.push(consumer);
     await consumer.start();
     const subject = commandSubject(names.prefix, 'default', 'conv', 'append');

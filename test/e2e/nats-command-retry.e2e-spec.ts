@@ -13,7 +13,7 @@
  */
 import { Logger } from '@nestjs/common';
 import { NatsCommandConsumer, MAX_ATTEMPTS } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import type { CommandAnswer, CommandMessage } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { describeWithNats, eventually, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
@@ -103,17 +103,7 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
     const names = natsNames(prefix);
     await ensureStreams(nats.client.jsm, names, ACK_WAIT_MS);
     const executor = new StandInExecutor(prefix);
-    const consumer = new NatsCommandConsumer(
-      nats.nc,
-      nats.client.js,
-      nats.client.jsm,
-      executor as unknown as NatsCommandExecutor,
-      names,
-      4,
-      ACK_WAIT_MS,
-      false,
-      BACKOFF,
-    );
+    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor, names, 4, ACK_WAIT_MS, false, BACKOFF);
     consumers.push(consumer);
     await consumer.start();
     return { names, executor, consumer, subject: (session) => commandSubject(prefix, 'default', session, 'append') };

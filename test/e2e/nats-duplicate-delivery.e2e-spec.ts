@@ -15,7 +15,6 @@ import { Logger } from '@nestjs/common';
 import { createInbox, type Msg } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { describeWithNats, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
@@ -36,8 +35,7 @@ describeWithNats('NATS duplicate delivery')('a command delivered again to the re
     const names = natsNames(prefix);
     await ensureStreams(nats.client.jsm, names, 30_000);
     const executor = new CountingExecutor(prefix);
-    const consumer = (executor: CountingExecutor) =>
-      new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor as unknown as NatsCommandExecutor, names, 1, 30_000);
+    const consumer = (executor: CountingExecutor) => new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor, names, 1, 30_000);
     const replica = consumer(executor);
     const other = consumer(executor);
     const debug: string[] = [];

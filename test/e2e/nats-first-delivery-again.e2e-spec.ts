@@ -14,7 +14,6 @@
 import { Logger } from '@nestjs/common';
 import type { JsMsg } from '@nats-io/jetstream';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { describeWithNats, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
@@ -35,7 +34,7 @@ describeWithNats('NATS first delivery again')('a command delivered again as a fi
     const names = natsNames(prefix);
     await ensureStreams(nats.client.jsm, names, 30_000);
     const executor = new CountingExecutor(prefix);
-    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor as unknown as NatsCommandExecutor, names, 1, 30_000);
+    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor, names, 1, 30_000);
     const lines: string[] = [];
     jest.spyOn(Logger.prototype, 'debug').mockImplementation((...args: unknown[]) => void lines.push(String(args[0])));
     await publishCommand(nats.client.js, commandSubject(prefix, 'default', 's1', 'compact'), {}, { msgId: 'k1' });

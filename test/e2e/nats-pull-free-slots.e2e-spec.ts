@@ -14,7 +14,7 @@
  */
 import type { Msg } from '@nats-io/transport-node';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import type { CommandAnswer, CommandMessage } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { commandQueueSettled, describeWithNats, eventually, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
@@ -66,7 +66,7 @@ describeWithNats('NATS pull for free slots')('a replica busy on slow commands wh
     const replica = (name: string, concurrency: number) => {
       const executor = new GatedExecutor(prefix, runs, name);
       const { nc, js, jsm } = nats.client;
-      const consumer = new NatsCommandConsumer(nc, js, jsm, executor as unknown as NatsCommandExecutor, names, concurrency, ACK_WAIT_MS);
+      const consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, concurrency, ACK_WAIT_MS);
       consumers.push(consumer);
       executors.push(executor);
       return { executor, consumer };

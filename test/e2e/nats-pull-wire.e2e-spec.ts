@@ -12,7 +12,7 @@
  */
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { NatsCommandConsumer, PULL_EXPIRES_MS } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import type { CommandAnswer, CommandMessage } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { describeWithNats, eventually, natsClient, NATS_TEST_URL, publishCommand, useNatsSuite } from '../support/nats-test';
@@ -66,7 +66,7 @@ describeWithNats('NATS pull on the wire')('a pull request lost, or ended with a 
     cleanups.push(() => nc.close());
     const { js, jsm } = await natsClient(nc);
     const executor = new RecordingExecutor(prefix);
-    const consumer = new NatsCommandConsumer(nc, js, jsm, executor as unknown as NatsCommandExecutor, names, 4, ACK_WAIT_MS);
+    const consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, 4, ACK_WAIT_MS);
     cleanups.push(() => consumer.stop());
     return { names, prefix, proxy, nc, consumer, executor, answers };
   }

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
-import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import type { CommandAnswer, CommandMessage } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { connectForTest, describeWithNats, eventually, natsClient, useNatsSuite } from '../support/nats-test';
@@ -71,7 +71,7 @@ describeWithNats('NATS stop with commands in flight')('stopping a replica while 
         const before = (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).delivered.consumer_seq;
         // Every delivery the replica received (its private `enqueue`: each command the pull yields is queued there).
         const received = jest.spyOn(NatsCommandConsumer.prototype as unknown as { enqueue(m: unknown): void }, 'enqueue');
-        const consumer = new NatsCommandConsumer(nc, js, jsm, new QuickExecutor(prefix) as unknown as NatsCommandExecutor, names, CONCURRENCY, ACK_WAIT_MS);
+        const consumer = new NatsCommandConsumer(nc, js, jsm, new QuickExecutor(prefix), names, CONCURRENCY, ACK_WAIT_MS);
         await consumer.start();
         await eventually(
           async () => (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_waiting >= 1,

@@ -15,7 +15,7 @@ import { Logger } from 'nestjs-pino';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
-import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector, summarizerFromEnv, type Summarizer } from '@lib/session';
+import { COMMAND_EVENT_STORE, READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector, readSessionLife, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { AppModule } from './app.module';
@@ -38,7 +38,7 @@ import {
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { processPipelinedInOrder } from './http/pipelined-in-order';
-import { stampArrivals } from './commands/write-admissions';
+import { readLivesOnArrival, stampArrivals } from './commands/write-admissions';
 import { useSecurityHeaders } from './http/security-headers';
 import { refuseForeignHosts } from './http/foreign-host';
 import { foreignHostLines } from './http/foreign-host-lines';
@@ -246,7 +246,10 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   stampArrivals(fastify.server);
   // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
-  // First of all: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
+  // A write request's session life, read as it is routed, before it waits for anything (WRITE_DEADLINE_MS's rule 3): not held below.
+  const commandStore = app.get<EventStore>(COMMAND_EVENT_STORE);
+  readLivesOnArrival(fastify, { apiKeys: config.apiKeys, readLife: (tenantId, sessionId) => readSessionLife(commandStore, tenantId, sessionId) });
+  // Then: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
   processPipelinedInOrder(fastify);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);

@@ -84,7 +84,8 @@ function dropAtClose(socket: Socket, drop: () => void): Set<() => void> {
  * Adds an `onRequest` hook to `app` that holds a request until the answers to the requests ahead of
  * it on its connection are written (see the module doc), and drops it (hijacked, never processed)
  * if the connection closes first. Call before every other `onRequest` hook, so that none of them
- * runs (answers, counts, checks a rate limit) for a request still waiting.
+ * runs (answers, counts, checks a rate limit) for a request still waiting; only the read of a write
+ * request's session life (`readLivesOnArrival`, which answers nothing) comes before it.
  */
 export function processPipelinedInOrder(app: FastifyInstance): void {
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {

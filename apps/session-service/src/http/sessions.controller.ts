@@ -7,6 +7,7 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiSecurity, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
@@ -48,7 +49,7 @@ import {
   policyCommandFrom,
 } from '../commands/session-command-requests';
 import { warmUpValidation } from '../commands/warm-up-validation';
-import { admittedOverHttp } from '../commands/write-admissions';
+import { admittedOverHttp, SESSION_LIFE_CONFIG, type SessionLifeRole } from '../commands/write-admissions';
 
 /** The codes both append routes may answer (`/messages` adds `invalid_message`). */
 const APPEND_ERRORS = routeErrors(
@@ -96,6 +97,7 @@ export class SessionsController {
   // The two append routes return the command's promise as it is (not from an async method, which would wrap it in a
   // second promise resolved a few microtask turns later); a request that fails validation throws, which Nest answers alike.
   @Post('events')
+  @RouteConfig({ [SESSION_LIFE_CONFIG]: 'write' satisfies SessionLifeRole })
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
@@ -112,6 +114,7 @@ export class SessionsController {
   }
 
   @Post('messages')
+  @RouteConfig({ [SESSION_LIFE_CONFIG]: 'write' satisfies SessionLifeRole })
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @BodyFields(DOC_SCHEMAS.appendMessages)
@@ -144,6 +147,7 @@ export class SessionsController {
   }
 
   @Put('policy')
+  @RouteConfig({ [SESSION_LIFE_CONFIG]: 'write' satisfies SessionLifeRole })
   @ApiOperation({
     summary:
       "Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers (its read-only revision ignored); optional expectedRevision is the precondition, as on appends",
@@ -208,6 +212,7 @@ export class SessionsController {
   }
 
   @Delete()
+  @RouteConfig({ [SESSION_LIFE_CONFIG]: 'erasure' satisfies SessionLifeRole })
   @HttpCode(200)
   @ApiOperation({
     summary:

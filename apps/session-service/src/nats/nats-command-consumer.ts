@@ -148,6 +148,12 @@ export function keepAliveMs(ackWaitMs: number): number {
  */
 export type CommandOutcome = 'ok' | 'rejected' | 'failed' | 'requeued';
 
+/**
+ * What the consumer uses of a {@link NatsCommandExecutor}: `execute`, and `readLifeOnReceipt`
+ * when it has it (a stand-in executor without it: each command's session life is read when it is executed).
+ */
+export type CommandExecution = Pick<NatsCommandExecutor, 'execute'> & Partial<Pick<NatsCommandExecutor, 'readLifeOnReceipt'>>;
+
 /** One handled command (see {@link CommandOutcome}), as {@link NatsCommandConsumer} reports it. */
 export interface HandledCommand {
   /** One of `COMMAND_KINDS`, or `unknown` (a subject naming no kind, or another one). */
@@ -266,6 +272,8 @@ export class NatsCommandConsumer {
   private readonly sessions = new Map<string, SessionQueue>();
   /** Commands in {@link sessions}, and those of them in parked sessions: the others take the `concurrency` slots. */
   private queued = 0;
+  /** The read of each received command's session life, made as it was received ({@link enqueue}). */
+  private readonly livesOnReceipt = new WeakMap<JsMsg, Promise<bigint>>();
   private parked = 0;
   private slotFreed: Promise<void> = Promise.resolve();
   private freeSlot: () => void = () => undefined;
@@ -288,7 +296,7 @@ export class NatsCommandConsumer {
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
-    private readonly executor: NatsCommandExecutor,
+    private readonly executor: CommandExecution,
     private readonly names: NatsNames,
     private readonly concurrency: number,
     /** `NATS_ACK_WAIT_MS`: the consumer's ack wait until {@link start} reads the consumer's own (which the keep-alive follows). */
@@ -512,6 +520,9 @@ export class NatsCommandConsumer {
   private enqueue(m: JsMsg): void {
     const key = sessionOf(m);
     this.queued++;
+    // Its session's life as it arrives here, before it waits behind the session's earlier commands (checkWriteAdmission's rule 3).
+    const life = this.executor.readLifeOnReceipt?.(m.subject);
+    if (life) this.livesOnReceipt.set(m, life);
     const queue = this.sessions.get(key);
     if (queue) {
       // A redelivered earlier command goes before the later ones waiting for it (never before one being handled: none was earlier).
@@ -839,6 +850,7 @@ export class NatsCommandConsumer {
           redelivered: m.redelivered || attempts > 0,
           msgId: m.headers?.get('Nats-Msg-Id') || null,
           replyTo: m.headers?.get(REPLY_TO_HEADER) || null,
+          lifeAtArrival: this.livesOnReceipt.get(m),
         });
         attempts++;
         const transient = isTransientFailure(answer);

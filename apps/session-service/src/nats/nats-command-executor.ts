@@ -16,6 +16,7 @@ import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
 import {
   isStoredEventOf,
+  readSessionLife,
   sessionKey,
   sessionStream,
   watchDecisions,
@@ -64,6 +65,11 @@ export interface CommandMessage {
   msgId?: string | null;
   /** The `Reply-To` header; absent, null or empty when none (checked by `replyToProblem`). */
   replyTo?: string | null;
+  /**
+   * The life its session was in when this replica received it ({@link NatsCommandExecutor.readLifeOnReceipt},
+   * kept across its attempts here); absent: read when it is executed. An append or a policy is written in that life or refused 409 `session_erased`.
+   */
+  lifeAtArrival?: Promise<bigint>;
 }
 
 /** Settings of {@link NatsCommandExecutor}. */
@@ -213,13 +219,13 @@ export class NatsCommandExecutor {
           if (applied) return applied;
         }
         return withRequestPaths(
-          () => this.commandBus.execute(watchDecisions(this.admitted(command), watcher)),
+          () => this.commandBus.execute(watchDecisions(this.admitted(command, message), watcher)),
           kind === 'append' ? eventsRequestPath : messagesRequestPath,
         );
       }
       case 'policy':
         // The policy a session already has appends nothing: a redelivery answers the event that set it.
-        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body)), watcher));
+        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body), message), watcher));
       case 'compact':
         return this.commandBus.execute(
           watchDecisions(
@@ -234,9 +240,26 @@ export class NatsCommandExecutor {
     }
   }
 
-  /** `command` with its arrival (now) and the write deadline, when one is set ({@link admittedOverNats}). */
-  private admitted<C extends object>(command: C): C {
-    return this.options.writeDeadlineMs === undefined ? command : admittedOverNats(command, this.options.writeDeadlineMs);
+  /** `command` with its arrival (now), the write deadline when one is set, and the life its session was in when `message` was received ({@link admittedOverNats}). */
+  private admitted<C extends object>(command: C, message: CommandMessage): C {
+    return admittedOverNats(command, this.options.writeDeadlineMs, message.lifeAtArrival);
+  }
+
+  /**
+   * Starts reading the life (stream incarnation) of the session `subject` names, as this replica
+   * receives the command, before it queues behind the session's earlier commands: an append or a
+   * policy published before an erasure and received before it landed is refused 409
+   * `session_erased`, never written in the session's next life. Undefined for a subject naming no
+   * session of a tenant served here (its command is refused anyway). The promise's rejection (the
+   * store's error) is raised by the handler that awaits it.
+   */
+  readLifeOnReceipt(subject: string): Promise<bigint> | undefined {
+    const address = parseCommandSubject(this.options.prefix, subject);
+    if (!address || !this.options.tenants.has(address.tenant)) return undefined;
+    if (address.kind !== 'append' && address.kind !== 'messages' && address.kind !== 'policy') return undefined;
+    const life = readSessionLife(this.options.commandStore ?? this.store, address.tenant, address.sessionId);
+    life.catch(() => undefined);
+    return life;
   }
 
   /** The HTTP answer of an append whose events are all in the stream already (appends are atomic: the last one tells). */

@@ -11,7 +11,10 @@
  * 2. it has waited at most `deadlineMs` since it arrived, on this replica's monotonic clock (no
  *    other clock is compared): past it, 503 `request_expired`, nothing written, never later;
  * 3. the session is in the life it was in when the request arrived (its incarnation, read by the
- *    handler first thing, before any queue, counting or claim wait): a life that began after the
+ *    transport when the request arrived, {@link WriteAdmission.lifeAtArrival}: HTTP when its head
+ *    was routed, before its body and before any request ahead of it on its connection was
+ *    answered; NATS when this replica received it, before it queued behind its session's earlier
+ *    commands; without a transport's read, by the handler first thing): a life that began after the
  *    request arrived (the session was erased, and maybe written again) never gets it: 409
  *    `session_erased` (an erasure answers as the erasure of its own life did instead). The write
  *    itself carries that incarnation, so the store refuses it atomically when an erasure lands
@@ -27,6 +30,12 @@ export interface WriteAdmission {
   readonly deadlineMs: number;
   /** Whether the request's client is gone (HTTP: its connection closed); a transport without the notion answers false. */
   readonly clientGone: () => boolean;
+  /**
+   * The session's life (its stream's incarnation, `EventStore.streamIncarnation`) as the transport
+   * read it when the request arrived; absent when the transport did not read it (its handler then
+   * reads it first thing). A rejection is the store's error, raised by the handler that awaits it.
+   */
+  readonly lifeAtArrival?: Promise<bigint>;
 }
 
 /** The session's life (stream incarnation, bigint) when the request arrived and now, as the handler read them. */

@@ -43,6 +43,7 @@ import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import { tellDecidingOn } from './decision-watch';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './appended-events-observer';
 import { checkWriteAdmission } from '../decider/write-admission';
+import { lifeAtArrival } from './life-at-arrival';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -124,7 +125,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     checkAppendShape(command.events);
     const key = sessionKey(command.tenantId, command.sessionId);
     // The session's life as the request arrives, read before it waits for anything (this queue, counting): it is written in that life or not at all.
-    const arrivedIn = this.store.streamIncarnation(sessionStream(key));
+    const arrivedIn = lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
     // Awaited by the queued task; one that never runs (an earlier failure does not stop it, but be safe) leaves no unhandled rejection.
     arrivedIn.catch(() => undefined);
     return this.queue.run(key, async () => this.loadDecideAppend(command, key, await arrivedIn));

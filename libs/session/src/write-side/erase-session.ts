@@ -19,6 +19,7 @@ import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/ses
 import { SessionStateCache } from './session-state-cache';
 import type { RequestedBy } from '../events/requested-by';
 import { checkWriteAdmission } from '../decider/write-admission';
+import { lifeAtArrival } from './life-at-arrival';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
@@ -193,7 +194,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     // The session's life as the erasure arrives, read before anything else: it erases that life or none.
-    const arrivedIn = await this.store.streamIncarnation(sessionStream(key));
+    const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
     const deleted = await this.deleteAtRevision(command, sessionStream(key), arrivedIn);
     this.sessions.invalidate(key);
     const record =

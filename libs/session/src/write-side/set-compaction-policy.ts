@@ -11,6 +11,7 @@
  * revision → on conflict, reload, check and decide again.
  */
 import { checkWriteAdmission } from '../decider/write-admission';
+import { lifeAtArrival } from './life-at-arrival';
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
@@ -81,7 +82,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       estimator: command.estimator,
     };
     // The session's life as the request arrives, read first: the policy is set in that life or not at all.
-    const arrivedIn = await this.store.streamIncarnation(sessionStream(key));
+    const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
     const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);

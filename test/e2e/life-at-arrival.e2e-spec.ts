@@ -1,0 +1,241 @@
+/**
+ * A write request is written in the life its session was in when the request arrived, or refused
+ * (`checkWriteAdmission`'s rule 3), also when it waited before its handler started: pipelined
+ * behind a slow request on its connection, or its body still arriving (newcomer ncretry's F2: such
+ * an append, or `DELETE`, was applied to a new life begun meanwhile on another connection). A
+ * request pipelined behind an erasure of its own session on its connection is written in the new
+ * life, as on separate round trips.
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { EventStore } from '@lib/event-store';
+import { COMMAND_EVENT_STORE } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+
+const user = (id: string) => JSON.stringify({ events: [{ id, type: 'user', text: `text of ${id}` }] });
+
+/** One HTTP/1.1 request's bytes (JSON body when given), keeping the connection open. */
+function requestBytes(method: string, path: string, body?: string): string {
+  const head = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
+  if (body === undefined) return `${head}\r\n`;
+  return `${head}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** An answer read off a raw connection. */
+interface RawAnswer {
+  status: number;
+  body: { code?: string; [key: string]: unknown };
+}
+
+/** A connection that reads answers in order (Content-Length or chunked bodies). */
+class RawConnection {
+  private buffer: Buffer = Buffer.alloc(0);
+  private readonly waiting: { count: number; resolve: (answers: RawAnswer[]) => void }[] = [];
+  private readonly answers: RawAnswer[] = [];
+  readonly socket: net.Socket;
+
+  constructor(port: number) {
+    this.socket = net.connect(port, '127.0.0.1');
+    this.socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.parse();
+    });
+  }
+
+  send(bytes: string): void {
+    this.socket.write(bytes);
+  }
+
+  /** The next `count` answers. */
+  next(count: number): Promise<RawAnswer[]> {
+    return new Promise((resolve) => {
+      this.waiting.push({ count, resolve });
+      this.deliver();
+    });
+  }
+
+  private parse(): void {
+    for (;;) {
+      const headEnd = this.buffer.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = this.buffer.subarray(0, headEnd).toString('latin1');
+      const status = Number(head.slice(9, 12));
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+      let body: Buffer;
+      let rest: Buffer;
+      if (length) {
+        const end = headEnd + 4 + Number(length[1]);
+        if (this.buffer.length < end) return;
+        body = this.buffer.subarray(headEnd + 4, end);
+        rest = this.buffer.subarray(end);
+      } else {
+        // chunked
+        const parts: Buffer[] = [];
+        let at = headEnd + 4;
+        for (;;) {
+          const lineEnd = this.buffer.indexOf('\r\n', at);
+          if (lineEnd < 0) return;
+          const size = parseInt(this.buffer.subarray(at, lineEnd).toString('latin1'), 16);
+          if (this.buffer.length < lineEnd + 2 + size + 2) return;
+          parts.push(this.buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
+          at = lineEnd + 2 + size + 2;
+          if (size === 0) break;
+        }
+        body = Buffer.concat(parts);
+        rest = this.buffer.subarray(at);
+      }
+      this.buffer = rest;
+      this.answers.push({ status, body: body.length ? JSON.parse(body.toString('utf8')) : {} });
+      this.deliver();
+    }
+  }
+
+  private deliver(): void {
+    const first = this.waiting[0];
+    if (first && this.answers.length >= first.count) {
+      this.waiting.shift();
+      first.resolve(this.answers.splice(0, first.count));
+    }
+  }
+}
+
+describe('a write is written in the life its session was in when it arrived (pipelined, slow body)', () => {
+  let h: Harness;
+  let port: number;
+  let store: EventStore;
+  const connections: RawConnection[] = [];
+  const connect = (): RawConnection => {
+    const c = new RawConnection(port);
+    connections.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    h = await startService();
+    await h.service.app.listen(0, '127.0.0.1');
+    port = (h.service.app.getHttpServer().address() as AddressInfo).port;
+    store = h.service.app.get<EventStore>(COMMAND_EVENT_STORE);
+  });
+  afterAll(async () => {
+    for (const c of connections) c.socket.destroy();
+    await h?.stop();
+    if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
+  });
+
+  /** Holds every append to session `sessionId`'s stream until the returned `open` is called; `reached` once one is held. */
+  const holdAppendsTo = (sessionId: string) => {
+    const append = store.appendToStream.bind(store);
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    store.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
+      if (args[0].endsWith(sessionId)) {
+        entered();
+        await gate;
+      }
+      return append(...args);
+    };
+    return {
+      reached,
+      open: () => {
+        store.appendToStream = append;
+        open();
+      },
+    };
+  };
+
+  /** Erases `sessionId` and writes `id` into its new life, on a connection of its own. */
+  const eraseAndWriteAgain = async (sessionId: string, id: string): Promise<void> => {
+    await h.http().delete(`/v1/sessions/${sessionId}`).expect(200);
+    await h.http().post(`/v1/sessions/${sessionId}/events`).set('Content-Type', 'application/json').send(user(id)).expect(201);
+  };
+
+  const loggedIds = async (sessionId: string): Promise<string[]> => {
+    const log = await h.http().get(`/v1/sessions/${sessionId}/events`).expect(200);
+    return (log.body.events as { eventId?: string }[]).map((e) => e.eventId ?? '');
+  };
+
+  const erasureCount = async (sessionId: string): Promise<number> => {
+    const list = await h.http().get('/v1/erasures').expect(200);
+    return (list.body.erasures as { sessionId: string }[]).filter((e) => e.sessionId === sessionId).length;
+  };
+
+  it('refuses 409 session_erased an append pipelined behind a slow request while its session was erased and written again', async () => {
+    await h.http().post('/v1/sessions/p1/events').set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const held = holdAppendsTo('slow-1');
+    const c = connect();
+    c.send(requestBytes('POST', '/v1/sessions/slow-1/events', user('s1')) + requestBytes('POST', '/v1/sessions/p1/events', user('late')));
+    await held.reached;
+    // the pipelined append's head is in: erased and written again meanwhile, on another connection
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eraseAndWriteAgain('p1', 'new');
+    held.open();
+    const [slow, late] = await c.next(2);
+    expect(slow.status).toBe(201);
+    expect({ status: late.status, code: late.body.code }).toEqual({ status: 409, code: 'session_erased' });
+    expect(await loggedIds('p1')).toEqual(['new']);
+  });
+
+  it('refuses 409 session_erased an append whose body finished after its session was erased and written again', async () => {
+    await h.http().post('/v1/sessions/p2/events').set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const c = connect();
+    const bytes = requestBytes('POST', '/v1/sessions/p2/events', user('late'));
+    const cut = bytes.length - 10;
+    c.send(bytes.slice(0, cut));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eraseAndWriteAgain('p2', 'new');
+    c.send(bytes.slice(cut));
+    const [late] = await c.next(1);
+    expect({ status: late.status, code: late.body.code }).toEqual({ status: 409, code: 'session_erased' });
+    expect(await loggedIds('p2')).toEqual(['new']);
+  });
+
+  it('a DELETE pipelined behind a slow request answers the erasure of the life it arrived in, and leaves the new life alone', async () => {
+    await h.http().post('/v1/sessions/p3/events').set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const held = holdAppendsTo('slow-3');
+    const c = connect();
+    c.send(requestBytes('POST', '/v1/sessions/slow-3/events', user('s3')) + requestBytes('DELETE', '/v1/sessions/p3'));
+    await held.reached;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eraseAndWriteAgain('p3', 'new');
+    held.open();
+    const [slow, erased] = await c.next(2);
+    expect(slow.status).toBe(201);
+    expect(erased.status).toBe(200);
+    expect(erased.body.erasedEvents).toBe(1);
+    expect(await loggedIds('p3')).toEqual(['new']);
+    expect(await erasureCount('p3')).toBe(1);
+  });
+
+  it('refuses 409 session_erased a policy pipelined behind a slow request while its session was erased and written again', async () => {
+    await h.http().post('/v1/sessions/p4/events').set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const held = holdAppendsTo('slow-4');
+    const c = connect();
+    const policy = JSON.stringify({ strategy: { type: 'sliding-window', maxEvents: 5 } });
+    c.send(requestBytes('POST', '/v1/sessions/slow-4/events', user('s4')) + requestBytes('PUT', '/v1/sessions/p4/policy', policy));
+    await held.reached;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eraseAndWriteAgain('p4', 'new');
+    held.open();
+    const [slow, late] = await c.next(2);
+    expect(slow.status).toBe(201);
+    expect({ status: late.status, code: late.body.code }).toEqual({ status: 409, code: 'session_erased' });
+    const current = await h.http().get('/v1/sessions/p4/policy').expect(200);
+    expect(current.body.strategy).toBeNull();
+  });
+
+  it('writes a request pipelined behind an erasure of its own session in the new life, as on separate round trips', async () => {
+    await h.http().post('/v1/sessions/p5/events').set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const c = connect();
+    c.send(
+      requestBytes('DELETE', '/v1/sessions/p5') + requestBytes('POST', '/v1/sessions/p5/events', user('next')) + requestBytes('DELETE', '/v1/sessions/p5'),
+    );
+    const [erased, written, erasedAgain] = await c.next(3);
+    expect({ status: erased.status, erasedEvents: erased.body.erasedEvents }).toEqual({ status: 200, erasedEvents: 1 });
+    expect(written.status).toBe(201);
+    expect({ status: erasedAgain.status, erasedEvents: erasedAgain.body.erasedEvents }).toEqual({ status: 200, erasedEvents: 1 });
+    expect(await erasureCount('p5')).toBe(2);
+  });
+});
