@@ -1670,7 +1670,8 @@ function timeline(log, byId, select, timeTravel, from) {
     if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') rowOf.set(entry.compactionId ?? '', rows.length);
     rows.push(entry);
   }
-  const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading' });
+  // A scroll box: a Tab stop, so the keyboard can scroll it (named by its heading).
+  const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading', tabindex: '0' });
   const paged = rows.length > TIMELINE_PAGE;
   const lastStart = Math.max(0, Math.floor((rows.length - 1) / TIMELINE_PAGE) * TIMELINE_PAGE);
   /** the index of the page's first row */
@@ -1936,7 +1937,8 @@ function diffView(diff, item, close) {
       h('h2', {}, `${title}: ${fmt(side.tokens)} ${diff.estimator}, ${side.events.length} events (revision ${side.revision})`),
       h(
         'ol',
-        {},
+        // A scroll box: a named Tab stop, so the keyboard can scroll it.
+        { tabindex: '0', 'aria-label': `${title}: the window's events` },
         side.events.map((e) =>
           h(
             'li',
@@ -2092,7 +2094,7 @@ function recallBox(sessionId) {
     h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included', 'aria-label': 'Words to find (archived events included)' })
   );
   const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
-  const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits' });
+  const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits', tabindex: '0' });
   // A live region, always in the page (one shown only when it has words is not reliably announced).
   const status = h('p', { class: 'muted', id: 'recall-status', role: 'status' });
   const more = /** @type {HTMLButtonElement} */ (
