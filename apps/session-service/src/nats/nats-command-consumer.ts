@@ -95,7 +95,8 @@ export const MAX_ATTEMPTS = 5;
  *   so it goes through once the load passes (its session waits meanwhile, which sheds load too);
  * - `request_expired`: the command's write could not start within `WRITE_DEADLINE_MS` of its
  *   execution's start (queued behind slow writes to its session): each attempt is a new execution,
- *   with a deadline and a session life of its own (`checkWriteAdmission`);
+ *   with a deadline of its own, in the session life read when this replica received the command
+ *   (`checkWriteAdmission`: a session erased since answers 409 `session_erased`, final);
  * - `projection_behind`: the read models have not reached a position yet. Commands do not wait for
  *   the read models today; should one ever, it is the same kind of wait;
  * - `shutting_down`: the HTTP answer during the shutdown drain; commands never get it (the
