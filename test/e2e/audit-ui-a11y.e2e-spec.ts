@@ -592,19 +592,17 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   /** Every element of the page that scrolls (its content overflows a box of `overflow` auto or scroll): its id or tag, Tab index and accessible name's source. */
   const scrollBoxes = (): Promise<{ box: string; tabIndex: number; named: boolean }[]> =>
-    page.evaluate(() =>
-      [...document.querySelectorAll<HTMLElement>('body *')]
-        .filter((el) => {
-          const style = getComputedStyle(el);
-          const scrolls = (o: string) => o === 'auto' || o === 'scroll';
-          return (scrolls(style.overflowY) && el.scrollHeight > el.clientHeight) || (scrolls(style.overflowX) && el.scrollWidth > el.clientWidth);
-        })
-        .map((el) => ({
-          box: el.id || `${el.tagName.toLowerCase()}.${el.className}`,
-          tabIndex: el.tabIndex,
-          named: Boolean(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')),
-        })),
-    );
+    page.evaluate(`[...document.querySelectorAll('body *')]
+      .filter((el) => {
+        const style = getComputedStyle(el);
+        const scrolls = (o) => o === 'auto' || o === 'scroll';
+        return (scrolls(style.overflowY) && el.scrollHeight > el.clientHeight) || (scrolls(style.overflowX) && el.scrollWidth > el.clientWidth);
+      })
+      .map((el) => ({
+        box: el.id || el.tagName.toLowerCase() + '.' + el.className,
+        tabIndex: el.tabIndex,
+        named: Boolean(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')),
+      }))`);
 
   // Last stop's leftover: the timeline and the diff's lists scrolled, but the keyboard could not reach them to scroll.
   it("makes every scroll box a named Tab stop: the timeline, the recall hits and a compaction's before and after lists", async () => {
@@ -616,8 +614,8 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
     await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${data!.compactions[0].compactionId}`);
     await page.locator('.diff ol').first().waitFor();
-    const lists = await page.evaluate(() =>
-      [...document.querySelectorAll<HTMLElement>('.diff ol')].map((el) => ({ tabIndex: el.tabIndex, name: el.getAttribute('aria-label') })),
+    const lists = await page.evaluate(
+      "[...document.querySelectorAll('.diff ol')].map((el) => ({ tabIndex: el.tabIndex, name: el.getAttribute('aria-label') }))",
     );
     expect(lists).toEqual([
       { tabIndex: 0, name: "Before: the window's events" },

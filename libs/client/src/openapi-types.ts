@@ -121,7 +121,7 @@ export interface paths {
         get: operations["SessionHistoryController_session"];
         put?: never;
         post?: never;
-        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written */
+        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did, writing nothing (with the same client-chosen X-Request-Id and API key, also after the session was written again; without one, it erases the life written since); 404 for a session never written */
         delete: operations["SessionsController_erase"];
         options?: never;
         head?: never;

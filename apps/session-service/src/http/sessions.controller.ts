@@ -216,7 +216,7 @@ export class SessionsController {
   @HttpCode(200)
   @ApiOperation({
     summary:
-      'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
+      'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did, writing nothing (with the same client-chosen X-Request-Id and API key, also after the session was written again; without one, it erases the life written since); 404 for a session never written',
   })
   @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'erasure_interrupted', 'request_expired']) })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Requester() requestedBy: RequestedBy, @Req() req: FastifyRequest) {

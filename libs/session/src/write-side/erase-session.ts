@@ -20,6 +20,8 @@ import { SessionStateCache } from './session-state-cache';
 import type { RequestedBy } from '../events/requested-by';
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
+import { clientRequestIdOf, decideResentErasure, type StoredErasure } from '../decider/resent-erasure';
+import { erasurePositionsOfSession } from '../read-side/queries/erasure-query';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
@@ -28,7 +30,11 @@ export class EraseSessionCommand {
   constructor(
     readonly tenantId: string,
     readonly sessionId: string,
-    /** Who ordered it, recorded in the erasure record it writes (an erasure answered from an earlier record keeps that one's). */
+    /**
+     * Who ordered it, recorded in the erasure record it writes (an erasure answered from an earlier
+     * record keeps that one's). A request id its client chose (`requestIdFrom` `client`) makes it
+     * a resend of the erasure whose record carries the same id and key label (see `decideResentErasure`).
+     */
     readonly requestedBy?: RequestedBy,
   ) {}
 }
@@ -81,6 +87,9 @@ export const ERASURE_RECORD_WAIT_MS = Symbol('ERASURE_RECORD_WAIT_MS');
 /** Erasure records read at a time when an erasure looks for the record of a life of the session. */
 const ERASURE_RECORDS_PAGE = 256;
 
+/** Erasure records read at a time from the end of the tenant's stream back to the read models' checkpoint (their lag: usually none or a few). */
+const ERASURE_TAIL_PAGE = 32;
+
 /** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
 const PROJECTOR_WAIT_MS = 5000;
 
@@ -112,10 +121,7 @@ export function erasureRecordId(tenantId: string, sessionId: string, lastRevisio
 }
 
 /** An erasure record as stored: its global position (bigint) and its data. */
-interface ErasureRecord {
-  position: bigint;
-  data: SessionErasedData;
-}
+type ErasureRecord = StoredErasure;
 
 /** What the tenant's erasure stream holds of one life of a session (see {@link EraseSessionHandler.recordOfLife}). */
 interface LifeLookup {
@@ -156,7 +162,10 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
  * same revision: their records hold the first ids of the sequence, and the erasure takes the next
  * one free (a taken id whose record is not this life's is never taken for a race). So every
  * erasure of one life, at once or later, answers the same: the record's `erasedEvents`,
- * `erasedAt` and position.
+ * `erasedAt` and position. A DELETE sent again under its client's own request id is recognised by
+ * it ({@link decideResentErasure}: a record of the session carrying the same client-chosen request
+ * id and key label) and answers that record, also after the session was written again; one
+ * carrying no such id is decided as above, and so erases the life the session is in.
  */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
@@ -167,18 +176,6 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,
   ) {}
 
-  /**
-   * Erases the session and answers with the record of the life it erased. An erasure of a life
-   * another erasure deleted (at once, or earlier: a resend after a lost answer) answers as that
-   * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
-   * record writes that record, once. It erases only the life the session was in when it arrived
-   * ({@link checkWriteAdmission}): when another erasure deleted that life after it arrived (a DELETE
-   * held on a slow replica while its client sent it again elsewhere, and maybe wrote the session
-   * again), it answers as that erasure did and erases nothing of the later life.
-   * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
-   * @throws RequestExpiredError (503 `request_expired`) when its deletion could not start within its write deadline, or its client is gone: nothing erased.
-   * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
-   */
   /**
    * Whether this replica's projector passed global position `position` within {@link PROJECTOR_WAIT_MS},
    * or later while a worker thread is still applying the batch holding it (a long session's
@@ -191,10 +188,27 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     }
   }
 
+  /**
+   * Erases the session and answers with the record of the life it erased. An erasure of a life
+   * another erasure deleted (at once, or earlier: a resend after a lost answer) answers as that
+   * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
+   * record writes that record, once. It erases only the life the session was in when it arrived
+   * ({@link checkWriteAdmission}): when another erasure deleted that life after it arrived (a DELETE
+   * held on a slow replica while its client sent it again elsewhere, and maybe wrote the session
+   * again), it answers as that erasure did and erases nothing of the later life. A DELETE sent
+   * again under the client's own request id (`X-Request-Id`) answers the erasure that recorded it,
+   * erasing nothing, whatever life the session is in now ({@link decideResentErasure}).
+   * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
+   * @throws RequestExpiredError (503 `request_expired`) when its deletion could not start within its write deadline, or its client is gone: nothing erased.
+   * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
+   */
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     // The session's life as the erasure arrives, read before anything else: it erases that life or none.
     const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
+    // A resend by the client's request id answers the erasure it resends, whatever life the session is in now.
+    const resent = await this.resentErasure(command, arrivedIn);
+    if (resent) return this.answerWith(command, resent);
     const deleted = await this.deleteAtRevision(command, sessionStream(key), arrivedIn);
     this.sessions.invalidate(key);
     const record =
@@ -216,6 +230,55 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
               deleted.last.position,
             )
           : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
+    return this.answerWith(command, record);
+  }
+
+  /**
+   * The record of the erasure `command` resends under its client's request id, or null when it is
+   * not a resend (also, at once and without a read, when it carries no client-chosen request id).
+   * Loads the session's erasure records and decides ({@link decideResentErasure}); when the life
+   * before the one it arrived in (`arrivedIn`, bigint incarnation) has no record yet, loads and
+   * decides again at growing intervals (10 ms to 200 ms) for up to the record wait, then takes it
+   * for no resend. Writes nothing.
+   */
+  private async resentErasure(command: EraseSessionCommand, arrivedIn: bigint): Promise<ErasureRecord | null> {
+    if (clientRequestIdOf(command.requestedBy) === undefined) return null;
+    const deadline = Date.now() + this.recordWaitMs;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const decision = decideResentErasure(command, await this.erasuresOfSession(command.tenantId, command.sessionId), arrivedIn);
+      if (decision.kind === 'resent') return decision.record;
+      if (decision.kind === 'erase' || Date.now() >= deadline) return null;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /**
+   * Every erasure record of session `sessionId` of `tenantId` in the log now, in no set order, read
+   * so that one written through another replica is found whatever this replica's read models lag:
+   * those after the read models' checkpoint are read from the end of the tenant's erasure stream
+   * back to it ({@link ERASURE_TAIL_PAGE} at a time: the lag), those up to it are found in the
+   * `erasures` read model by session (its rows are complete up to the checkpoint) and read from the
+   * store by position (`eventAt`, one read each: the read model keeps no `requestedBy`). Read models
+   * of another log count for nothing: the whole stream is read then.
+   */
+  private async erasuresOfSession(tenantId: string, sessionId: string): Promise<ErasureRecord[]> {
+    const upTo = this.projector.readModelsOffLog() === null ? this.projector.checkpoint() : 0n;
+    const indexed = upTo === 0n ? [] : erasurePositionsOfSession(this.projector.store, tenantId, sessionId, upTo);
+    const records: ErasureRecord[] = [];
+    for await (const event of this.recordsNewestFirst(tenantId, ERASURE_TAIL_PAGE)) {
+      if (event.position <= upTo) break;
+      if (event.type === SESSION_ERASED && (event.data as SessionErasedData).sessionId === sessionId) records.push(recordOf(event));
+    }
+    const stream = erasureStream(tenantId);
+    for (const position of indexed) {
+      const event = await this.store.eventAt(position);
+      if (event?.streamId === stream && event.type === SESSION_ERASED) records.push(recordOf(event));
+    }
+    return records;
+  }
+
+  /** The answer of an erasure whose record is `record`, once this replica's read models hold no row of the life it closed. */
+  private async answerWith(command: EraseSessionCommand, record: ErasureRecord): Promise<EraseAnswer> {
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
@@ -382,15 +445,15 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     return false;
   }
 
-  /** The events of the tenant's erasure stream, newest first, read {@link ERASURE_RECORDS_PAGE} at a time. */
-  private async *recordsNewestFirst(tenantId: string): AsyncGenerator<RecordedEvent> {
+  /** The events of the tenant's erasure stream, newest first, read `pageSize` at a time (default {@link ERASURE_RECORDS_PAGE}). */
+  private async *recordsNewestFirst(tenantId: string, pageSize = ERASURE_RECORDS_PAGE): AsyncGenerator<RecordedEvent> {
     const stream = erasureStream(tenantId);
     let from: bigint | 'end' = 'end';
     for (;;) {
-      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
+      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: pageSize });
       yield* page;
       const oldest = page.at(-1);
-      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return;
+      if (page.length < pageSize || !oldest || oldest.revision === 0n) return;
       from = oldest.revision - 1n;
     }
   }

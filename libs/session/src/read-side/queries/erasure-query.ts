@@ -70,3 +70,16 @@ export function latestErasure(store: ReadModelStore, tenantId: string, sessionId
     .get(tenantId, sessionId) as ReadRow | undefined;
   return row ? rowOf(row) : null;
 }
+
+/**
+ * Global positions (bigints, ascending) of the erasure records of session `sessionId` of tenant
+ * `tenantId` these read models hold at or below position `upTo` (bigint; pass the projector's
+ * checkpoint: the rows up to it are complete). One read of `erasures_by_session`.
+ */
+export function erasurePositionsOfSession(store: ReadModelStore, tenantId: string, sessionId: string, upTo: bigint): bigint[] {
+  const rows = store.db
+    .prepare(`SELECT position FROM erasures WHERE tenant_id = ? AND session_id = ? AND position <= ? ORDER BY position`)
+    .safeIntegers(true)
+    .all(tenantId, sessionId, upTo) as Array<{ position: bigint }>;
+  return rows.map((r) => r.position);
+}
