@@ -60,10 +60,9 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: close() settles every operation w
       // holds the only connection, waiting for the lock
       const running = timed(store.appendToStream(`session-${randomUUID()}`, [ev()]), sinceClose);
       await until(async () => {
-        const { rows } = await locker.query<{ n: string }>(
-          "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
-          [db.name],
-        );
+        const { rows } = await locker.query<{ n: string }>("SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [
+          db.name,
+        ]);
         return rows[0].n === '1';
       });
       const queued = [

@@ -15,7 +15,14 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, quoteInput } from '@lib/compaction';
-import { EventStoreClosedError, EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
+import {
+  EventStoreClosedError,
+  EventStoreCorruptError,
+  EventStoreUnavailableError,
+  PostgresNoAnswerError,
+  isSqliteDiskFull,
+  postgresCauseOf,
+} from '@lib/event-store';
 import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';

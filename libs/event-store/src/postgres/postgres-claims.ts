@@ -72,9 +72,7 @@ export class PostgresClaims {
       // Raced against close(): a connection being opened, or a statement queued here, does not outlive it (a lock
       // granted after that goes with the connection close() ends).
       client = await this.closing.race(this.client());
-      const { rows } = await this.closing.race(
-        this.oneAtATime(() => client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key])),
-      );
+      const { rows } = await this.closing.race(this.oneAtATime(() => client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key])));
       got = rows[0].got;
     } catch (err) {
       this.held.delete(key);

@@ -61,7 +61,16 @@ function replica(failures: number) {
   };
   const cache = new SessionStateCache(store);
   const claims = new SessionClaims(settings, store);
-  const handler = new CompactSessionHandler(store, cache, summarizer, { publish: () => undefined } as unknown as EventBus, undefined, settings, undefined, claims);
+  const handler = new CompactSessionHandler(
+    store,
+    cache,
+    summarizer,
+    { publish: () => undefined } as unknown as EventBus,
+    undefined,
+    settings,
+    undefined,
+    claims,
+  );
   const commandBus = { execute: (command: CompactSessionCommand) => handler.execute(command) } as unknown as CommandBus;
   let scheduler: AutoCompactionScheduler | undefined;
   const bus = { publish: (e: unknown) => e instanceof SessionEventsAppended && scheduler?.handle(e) } as unknown as EventBus;
@@ -141,7 +150,9 @@ describe('an automatic pass whose scheduler could not ask for the claim (Postgre
       expect(r.calls).toEqual([undefined]);
       expect(await r.decisions()).toBe(1);
       const lines = warn.mock.calls.map(([line]) => String(line)).filter((line) => /runs unclaimed/.test(line));
-      expect(lines).toEqual([expect.stringMatching(/^compaction of session "s" \(tenant "t"\) runs unclaimed: its claim could not be asked for: Error: claims connection/)]);
+      expect(lines).toEqual([
+        expect.stringMatching(/^compaction of session "s" \(tenant "t"\) runs unclaimed: its claim could not be asked for: Error: claims connection/),
+      ]);
     } finally {
       await r.base.close();
     }
