@@ -72,6 +72,18 @@ export class EventStoreUnavailableError extends Error {
 }
 
 /**
+ * The store was closed (the service is shutting down): the operation was refused, or failed while it
+ * waited for a connection, before anything of it was sent. Nothing was written. `store` names the
+ * adapter (e.g. `PostgreSQL`).
+ */
+export class EventStoreClosedError extends EventStoreUnavailableError {
+  override readonly name = 'EventStoreClosedError';
+  constructor(readonly store: string) {
+    super(`the ${store} event store is closed (the service is shutting down): nothing was sent to it`);
+  }
+}
+
+/**
  * The store's database file `file` is damaged (SQLite reports it corrupt or not a database, or
  * `PRAGMA quick_check` found problems at open: `reason`). The store then refuses every operation:
  * nothing is written into a damaged file. Its message names the file and the remedy: stop the

@@ -162,8 +162,8 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
       await Promise.all(pending);
       expect(small.poolConnections()).toEqual({ total: 2, idle: 2, waiting: 0 });
     } finally {
-      // the lock is released (whileLocked): the appends end soon; closing the pool before would leave
-      // the ones waiting for a connection to fail only at the connect timeout, after this test
+      // the lock is released (whileLocked): the appends end soon (closing the store before would fail
+      // the ones waiting for a connection at once, EventStoreClosedError: postgres-close.spec.ts)
       await Promise.allSettled(pending);
       await observer.end();
       await small.close();

@@ -1,4 +1,4 @@
-import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { EventStoreClosedError, EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '@lib/event-store';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { CountingTimeoutError, CountingTooCostlyError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
@@ -59,6 +59,17 @@ describe('503 store_unavailable', () => {
         message:
           'PostgreSQL did not answer this write within 35000 ms (frozen, overloaded or cut off), nor a check of it afterwards: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)',
         mayHaveBeenWritten: true,
+      },
+    });
+  });
+
+  it('says the store was closed by the shutdown (a request that waited for a connection then): nothing written', () => {
+    expect(toApiError(new EventStoreClosedError('PostgreSQL'))).toEqual({
+      status: 503,
+      body: {
+        code: 'store_unavailable',
+        message: 'the event store is closed: the service is shutting down; nothing was written; retry on another replica or once it is back',
+        mayHaveBeenWritten: false,
       },
     });
   });

@@ -15,7 +15,14 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, quoteInput } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
+import {
+  EventStoreClosedError,
+  EventStoreCorruptError,
+  EventStoreUnavailableError,
+  PostgresNoAnswerError,
+  isSqliteDiskFull,
+  postgresCauseOf,
+} from '@lib/event-store';
 import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -145,12 +152,15 @@ const POSTGRES_CONNECT_TIMEOUT =
  * The 503 message of an {@link EventStoreUnavailableError} that wrote nothing: the default one, with
  * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
  * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
+ * a store closed by the shutdown while the request waited for it ({@link EventStoreClosedError}) saying so;
  * PostgreSQL not answering a statement within the client-side bound ({@link PostgresNoAnswerError}) or giving no
  * connection within the connect timeout (10 s) saying so; a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
  * cannot be written, {@link ReadModelsFullError}) saying so; undefined (the default) otherwise. No
  * server detail beyond the cause's meaning (no path: `/health` names the file).
  */
 export function storeUnavailableMessage(err: EventStoreUnavailableError): string | undefined {
+  if (err instanceof EventStoreClosedError)
+    return 'the event store is closed: the service is shutting down; nothing was written; retry on another replica or once it is back';
   if (err.cause instanceof PostgresNoAnswerError)
     return `the event store is unavailable: PostgreSQL did not answer within ${err.cause.withinMs} ms (frozen, overloaded or cut off); nothing was written; retry later`;
   if (err.cause instanceof Error && POSTGRES_CONNECT_TIMEOUT.test(err.cause.message))

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Client, type ClientConfig } from 'pg';
 import type { HeldClaim } from '../claim.port';
-import { EventStoreUnavailableError } from '../errors';
+import { EventStoreClosedError, EventStoreUnavailableError } from '../errors';
+import { CloseSignal } from './close-signal';
 
 /** Prefix hashed with every claim name: the advisory lock keys of claims, apart from other users of advisory locks. */
 const CLAIM_KEY_PREFIX = 'session-memory-compaction claim\u0000';
@@ -36,7 +37,8 @@ export function claimLockKey(name: string): string {
 export class PostgresClaims {
   /** The dedicated connection (connected or connecting), or null before the first claim and after a loss. */
   private connection: Promise<Client> | null = null;
-  private closed = false;
+  /** Set at {@link close}: a claim being asked for then fails at once. */
+  private readonly closing = new CloseSignal();
   /**
    * The last statement sent on the dedicated connection (settled or not): each waits for the one
    * before it, so one connection never runs two at once (node-postgres queues them itself, a use it
@@ -53,9 +55,13 @@ export class PostgresClaims {
     private readonly describeUnavailable: (error: unknown) => string,
   ) {}
 
-  /** See `EventStore.tryClaim`. One round trip on the dedicated connection (two when it must connect first). */
+  /**
+   * See `EventStore.tryClaim`. One round trip on the dedicated connection (two when it must connect first).
+   * @throws EventStoreClosedError after {@link close}, and at once when close() is called while it is asked.
+   * @throws EventStoreUnavailableError when the server could not be asked.
+   */
   async tryClaim(name: string): Promise<HeldClaim | null> {
-    if (this.closed) throw new EventStoreUnavailableError('the PostgreSQL event store is closed');
+    if (this.closing.closed) throw new EventStoreClosedError('PostgreSQL');
     const key = claimLockKey(name);
     if (this.held.has(key)) return null;
     // Taken before the query: two claims of one name started together here must not both ask (the second would be granted).
@@ -63,11 +69,14 @@ export class PostgresClaims {
     let client: Client;
     let got: boolean;
     try {
-      client = await this.client();
-      const { rows } = await this.oneAtATime(() => client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]));
+      // Raced against close(): a connection being opened, or a statement queued here, does not outlive it (a lock
+      // granted after that goes with the connection close() ends).
+      client = await this.closing.race(this.client());
+      const { rows } = await this.closing.race(this.oneAtATime(() => client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key])));
       got = rows[0].got;
     } catch (err) {
       this.held.delete(key);
+      if (err instanceof EventStoreClosedError) throw err;
       this.drop();
       throw new EventStoreUnavailableError(this.describeUnavailable(err), err);
     }
@@ -93,9 +102,13 @@ export class PostgresClaims {
     };
   }
 
-  /** Ends the dedicated connection (its claims with it). */
+  /**
+   * Ends the dedicated connection (its claims with it): a claim being asked for fails at once with
+   * EventStoreClosedError, a statement running there is cut off (its connection ended). Resolves once the
+   * connection is closed (one being opened: once it opened or failed, within the connect timeout).
+   */
   async close(): Promise<void> {
-    this.closed = true;
+    this.closing.close(new EventStoreClosedError('PostgreSQL'));
     const connection = this.connection;
     this.connection = null;
     const client = await connection?.catch(() => null);

@@ -2,10 +2,10 @@ import { DatabaseError, Pool, type PoolClient, type PoolConfig, type QueryConfig
 import { prepareAppend, type SerializedEvent } from '../append-input';
 import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER } from '../copy-marker';
 import {
+  EventStoreClosedError,
   EventStoreCopyInProgressError,
   EventStoreDatabaseEncodingError,
   EventStoreSchemaNewerError,
-  EventStoreUnavailableError,
   WrongExpectedRevisionError,
   WrongIncarnationError,
 } from '../errors';
@@ -27,6 +27,7 @@ import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } fro
 import type { HeldClaim } from '../claim.port';
 import type { LogCopy } from '../log-copy.port';
 import { PostgresClaims } from './postgres-claims';
+import { PoolCheckouts } from './pool-checkouts';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
@@ -82,6 +83,7 @@ export interface PostgresEventStoreOptions {
   /**
    * How long (ms) to wait for a connection (a new one, or a pooled one to become free under load)
    * before failing with EventStoreUnavailableError (default 10000). A stopped server is refused at once.
+   * {@link PostgresEventStore.close} ends these waits at once (EventStoreClosedError).
    * Also how long after a write's lost answer the write may be run again to learn its outcome
    * (see {@link PostgresEventStore}).
    */
@@ -228,6 +230,8 @@ export class PostgresEventStore implements EventStore {
   private readonly ready = new WeakSet<PoolClient>();
   /** The client-side bound (ms) on one statement's answer, the pool's `query_timeout` ({@link answerTimeoutMs}). */
   private readonly answerTimeoutMs: number;
+  /** Every connection of the pool is asked for through this queue (see {@link PoolCheckouts}): none waits in the pool's own. */
+  private readonly checkouts: PoolCheckouts<PoolClient>;
 
   private constructor(
     private readonly pool: Pool,
@@ -241,6 +245,14 @@ export class PostgresEventStore implements EventStore {
     this.sessionSql = sessionSettingsSql(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.answerTimeoutMs = answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
+    this.checkouts = new PoolCheckouts(
+      () => pool.connect(),
+      (client) => client.release(),
+      options.maxConnections ?? DEFAULT_POOL_SIZE,
+      this.connectionTimeoutMs,
+    );
+    // Every release of a connection (back to the pool, or closed) frees its place in the queue.
+    pool.on('release', (_error: unknown, client: PoolClient) => this.checkouts.returned(client));
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
     // Nor one the server ends while it is checked out between two statements (pg-pool listens only while a
@@ -393,7 +405,7 @@ export class PostgresEventStore implements EventStore {
    * EventStoreUnavailableError (the caller resubscribes from its checkpoint).
    */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
-    if (this.closed) throw new EventStoreUnavailableError('the PostgreSQL event store is closed');
+    if (this.closed) throw new EventStoreClosedError('PostgreSQL');
     return this.subscriptions.open(options);
   }
 
@@ -432,9 +444,12 @@ export class PostgresEventStore implements EventStore {
     return this.claims.tryClaim(name);
   }
 
-  /** See {@link EventStore.poolConnections}: the `pg` pool's `totalCount`, `idleCount` and `waitingCount` now. */
+  /**
+   * See {@link EventStore.poolConnections}: the `pg` pool's `totalCount` and `idleCount` now, and the
+   * operations waiting for a connection (the store's queue, {@link PoolCheckouts}, and the pool's own, empty but for a moment).
+   */
   poolConnections(): PoolConnections {
-    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.checkouts.waiting + this.pool.waitingCount };
   }
 
   /**
@@ -475,10 +490,18 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /** Ends subscriptions and closes the pool. Idempotent. */
+  /**
+   * Closes the store: every operation waiting for a connection (all busy, or one being opened) fails
+   * at once with {@link EventStoreClosedError}, as does every later one; statements running finish
+   * (each bounded by {@link answerTimeoutMs}), and an operation that would send another one after
+   * them fails so (a write whose answer was lost: WriteOutcomeUnknownError). Then ends the
+   * subscriptions, the claims' connection ({@link PostgresClaims.close}) and the pool, and resolves
+   * once every connection is closed. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.checkouts.close(new EventStoreClosedError('PostgreSQL'));
     await this.subscriptions.closeAll();
     await this.claims.close();
     await this.pool.end();
@@ -556,7 +579,7 @@ export class PostgresEventStore implements EventStore {
    */
   private async checkout(): Promise<PoolClient> {
     const started = Date.now();
-    const client = await this.pool.connect();
+    const client = await this.checkouts.checkout();
     if (this.ready.has(client)) return client;
     const ignore = (): void => undefined;
     const withinMs = this.connectionTimeoutMs;
@@ -630,13 +653,21 @@ export class PostgresEventStore implements EventStore {
 
   /** True when the store's tables already exist (read on a server that refused to create them). */
   private async schemaExists(): Promise<boolean> {
-    // the pool itself: `query` would wait for the schema this is deciding on
-    const result = await this.pool
-      .query<{ present: boolean }>(
+    // a connection of its own: `query` would wait for the schema this is deciding on
+    const client = await this.checkout().catch(() => null);
+    if (!client) return false;
+    let broken = false;
+    try {
+      const result = await client.query<{ present: boolean }>(
         "SELECT to_regclass('es_events') IS NOT NULL AND to_regclass('es_streams') IS NOT NULL AND to_regclass('es_head') IS NOT NULL AS present",
-      )
-      .catch(() => null);
-    return result?.rows[0]?.present === true;
+      );
+      return result.rows[0]?.present === true;
+    } catch (error) {
+      broken = !(error instanceof DatabaseError);
+      return false;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /**
@@ -650,7 +681,7 @@ export class PostgresEventStore implements EventStore {
    * ({@link reportSchemaChanges}).
    */
   private ensureSchema(): Promise<void> {
-    if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
+    if (this.closed) return Promise.reject(new EventStoreClosedError('PostgreSQL'));
     this.schemaReady ??= (async () => {
       const client = await this.checkout();
       // a connection lost meanwhile rejects the statement (the setup fails, tried again on the next call); its `error` event must not end the process

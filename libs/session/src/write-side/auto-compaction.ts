@@ -25,8 +25,10 @@
  * any append (after `autoCompactionClaimMaxWaitMs` it runs unclaimed, with a warn line): on the log as the other replica's decision left it, so it calls the model only when
  * the trigger still fires (the other pass failed, was a noop on an older window, or its replica
  * died: the server drops a dead connection's claim). So no session stays over its trigger with
- * nobody compacting it. A store that cannot be asked runs the pass unclaimed (as without claims),
- * and so does a store without claims (SQLite: one process; KurrentDB: none).
+ * nobody compacting it. When the store cannot be asked (the claims connection lost), the pass asks
+ * again itself before it calls the model (`schedulerClaim` `failed`, ./session-claims `passClaimsHere`):
+ * held elsewhere, it calls none and the scheduler waits as above; still not asked, it runs unclaimed
+ * with one warn line. A store without claims runs every pass unclaimed (SQLite: one process; KurrentDB: none).
  *
  * A pass is written only while the policy that fired it is in force and its session's life is the
  * one it began in (`passAuthority`): one abandoned because the policy was turned off or replaced
@@ -39,7 +41,7 @@ import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs
 import { sessionKey } from '../events/session-stream-events';
 import { SESSION_SETTINGS } from '../tokens';
 import { DEFAULT_CLAIM_MAX_WAIT_MS, DEFAULT_CLAIM_POLL_MS, DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS, passTakesClaim, SessionClaims } from './session-claims';
-import { CompactSessionCommand } from './compact-session-command';
+import { CompactSessionCommand, type SchedulerClaim } from './compact-session-command';
 import type { CompactionAnswer } from '../decider/compaction-answer';
 import { autoPassDue } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
@@ -263,16 +265,18 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       }
       // A pass that may call the model runs on one replica at a time: the claim is taken before planning and held until answered.
       const asked = !unclaimed && passTakesClaim(command, state);
-      const claim = asked ? await this.claims.tryClaim(tenantId, sessionId) : null;
+      const claim = asked ? await this.claims.tryClaimForScheduler(tenantId, sessionId) : null;
       if (claim === 'claimed-elsewhere') return 'claimed-elsewhere';
-      // Told to the pass: not asked here (the trigger did not fire on this state), it claims the session itself
-      // when its plan, on the state it loads (perhaps newer: another replica appended meanwhile), calls the model.
-      const schedulerClaim = claim ? 'held' : unclaimed || asked ? 'waived' : undefined;
+      const held = claim === 'failed' ? null : claim;
+      // Told to the pass: not asked here (the trigger did not fire on this state), or asked and the store could not be
+      // asked (`failed`), it claims the session itself when its plan, on the state it loads (perhaps newer: another
+      // replica appended meanwhile), calls the model (passClaimsHere).
+      const schedulerClaim: SchedulerClaim | undefined = held ? 'held' : claim === 'failed' ? 'failed' : unclaimed || asked ? 'waived' : undefined;
       let answer: CompactionAnswer;
       try {
         answer = await this.commandBus.execute(new CompactSessionCommand(...fields, undefined, false, undefined, schedulerClaim));
       } finally {
-        await claim?.release();
+        await held?.release();
       }
       if (!answer.replayed) this.warnIfPinned(tenantId, sessionId, answer);
       // Abandoned (its policy changed while it ran) or outrun by appends: the policy now in force is looked at again.

@@ -7,6 +7,9 @@ import type { SummarizerIdentityInfo, SummarizerUsage } from '../summarizers/sum
 import type { CompactSession } from '../decider/compaction-decider';
 import type { RequestedBy } from '../events/requested-by';
 
+/** What the automatic-compaction scheduler did about a pass's claim (see {@link CompactSessionCommand.schedulerClaim}). */
+export type SchedulerClaim = 'held' | 'waived' | 'failed';
+
 /** Compact `sessionId` of `tenantId` (see {@link CompactSession} for the fields). */
 export class CompactSessionCommand implements CompactSession {
   readonly type = 'CompactSession' as const;
@@ -27,11 +30,13 @@ export class CompactSessionCommand implements CompactSession {
     /**
      * Origin `auto`: what the scheduler did about the session's claim before it sent the command:
      * `held` (it holds the claim for the whole pass), `waived` (it runs unclaimed after the longest
-     * wait, its warn line logged). Absent: the scheduler took no claim (the trigger did not fire on
-     * the state it read), so the pass claims the session itself when its plan calls the summarizer
-     * (the state it plans on may be newer: another replica appended meanwhile).
+     * wait, its warn line logged; or the store has no claims), `failed` (its attempt failed: the
+     * store could not be asked). Absent: the scheduler took no claim (the trigger did not fire on
+     * the state it read). Absent or `failed`, the pass claims the session itself when its plan calls
+     * the summarizer (the state it plans on may be newer: another replica appended meanwhile; the
+     * claims connection may be back).
      */
-    readonly schedulerClaim?: 'held' | 'waived',
+    readonly schedulerClaim?: SchedulerClaim,
   ) {}
 }
 

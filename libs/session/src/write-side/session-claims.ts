@@ -24,6 +24,7 @@ import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import type { SessionSettings } from './auto-compaction';
 import { autoTriggerFires, type CompactionStep, type CompactSession } from '../decider/compaction-decider';
 import type { SessionWindowState } from '../domain/session-window';
+import type { SchedulerClaim } from './compact-session-command';
 
 /**
  * The name of the claim of a session's passes (`EventStore.tryClaim`). The text is the one the
@@ -50,14 +51,17 @@ export function passTakesClaim(command: CompactSession, state: SessionWindowStat
 /**
  * The rule in the compaction handler (see the module doc): whether the pass of `command` takes its
  * session's claim there, before it calls the summarizer for `step`, its plan on `state`. A commanded
- * pass: by {@link passTakesClaim}. An automatic one: when its scheduler took no claim and decided
- * nothing about it (`schedulerClaim` absent: the trigger did not fire on the state the scheduler
- * read) while `step`, planned on a newer state (another replica appended meanwhile), calls the
- * summarizer; without this, two replicas called the model for one decision. Pure.
+ * pass: by {@link passTakesClaim}. An automatic one: when its scheduler holds no claim and did not
+ * waive it, and `step` calls the summarizer: `schedulerClaim` absent (the trigger did not fire on
+ * the state the scheduler read; `step` is planned on a newer state, another replica appended
+ * meanwhile) or `failed` (the scheduler's attempt failed, e.g. the claims connection was lost: the
+ * pass asks again, on the connection opened anew). Without this, two replicas called the model for
+ * one decision. Pure.
  */
-export function passClaimsHere(command: CompactSession & { schedulerClaim?: 'held' | 'waived' }, state: SessionWindowState, step: CompactionStep): boolean {
+export function passClaimsHere(command: CompactSession & { schedulerClaim?: SchedulerClaim }, state: SessionWindowState, step: CompactionStep): boolean {
   if (command.dryRun) return false;
-  if (command.origin === 'auto') return command.schedulerClaim === undefined && step.kind === 'pass' && step.pass.plan.summaryRequest !== undefined;
+  if (command.origin === 'auto')
+    return (command.schedulerClaim === undefined || command.schedulerClaim === 'failed') && step.kind === 'pass' && step.pass.plan.summaryRequest !== undefined;
   return passTakesClaim(command, state, step);
 }
 
@@ -100,16 +104,27 @@ export class SessionClaims {
    * store and fails or works there).
    */
   async tryClaim(tenantId: string, sessionId: string): Promise<HeldClaim | 'claimed-elsewhere' | null> {
-    if (!this.store?.tryClaim) return null;
-    try {
-      return (await this.store.tryClaim(sessionClaimName(tenantId, sessionId))) ?? 'claimed-elsewhere';
-    } catch (err) {
-      // One warn line for every pass that runs unclaimed (it may call the model while another replica's pass does).
-      this.logger.warn(
-        `compaction of session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) runs unclaimed: its claim could not be asked for: ${(err as Error).name}: ${(err as Error).message}`,
-      );
-      return null;
-    }
+    const claim = await this.ask(tenantId, sessionId);
+    if (!(claim instanceof Error)) return claim;
+    // One warn line for every pass that runs unclaimed (it may call the model while another replica's pass does).
+    this.logger.warn(
+      `compaction of session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) runs unclaimed: its claim could not be asked for: ${claim.name}: ${claim.message}`,
+    );
+    return null;
+  }
+
+  /**
+   * The automatic-compaction scheduler's claim: as {@link SessionClaims.tryClaim}, except that a store
+   * that could not be asked answers `'failed'`, with a `debug` line only: the pass then asks itself
+   * before it calls the model ({@link passClaimsHere}), and says so when it runs unclaimed. Never rejects.
+   */
+  async tryClaimForScheduler(tenantId: string, sessionId: string): Promise<HeldClaim | 'claimed-elsewhere' | 'failed' | null> {
+    const claim = await this.ask(tenantId, sessionId);
+    if (!(claim instanceof Error)) return claim;
+    this.logger.debug(
+      `auto-compaction of session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}): its claim could not be asked for (the pass asks again before calling the model): ${claim.name}: ${claim.message}`,
+    );
+    return 'failed';
   }
 
   /**
@@ -119,6 +134,16 @@ export class SessionClaims {
   async tryWithoutWaiting(tenantId: string, sessionId: string): Promise<WaitedClaim | 'claimed-elsewhere'> {
     const claim = await this.tryClaim(tenantId, sessionId);
     return claim === 'claimed-elsewhere' ? claim : { claim, waitedMs: 0 };
+  }
+
+  /** One ask of the store: the claim, `'claimed-elsewhere'`, null (no claims here), or the store's error. Never rejects. */
+  private async ask(tenantId: string, sessionId: string): Promise<HeldClaim | 'claimed-elsewhere' | null | Error> {
+    if (!this.store?.tryClaim) return null;
+    try {
+      return (await this.store.tryClaim(sessionClaimName(tenantId, sessionId))) ?? 'claimed-elsewhere';
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
   }
 
   /**
