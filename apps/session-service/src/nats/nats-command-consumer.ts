@@ -523,7 +523,13 @@ export class NatsCommandConsumer {
     this.queued++;
     // Its session's life as it arrives here, before it waits behind the session's earlier commands (checkWriteAdmission's rule 3).
     const life = this.executor.readLifeOnReceipt?.(m.subject);
-    if (life) this.livesOnReceipt.set(m, life);
+    if (life) {
+      this.livesOnReceipt.set(m, life);
+      // A read the store failed (e.g. a lock past its statement timeout) fails that attempt; the next one reads the life itself.
+      life.catch(() => {
+        if (this.livesOnReceipt.get(m) === life) this.livesOnReceipt.delete(m);
+      });
+    }
     const queue = this.sessions.get(key);
     if (queue) {
       // A redelivered earlier command goes before the later ones waiting for it (never before one being handled: none was earlier).
