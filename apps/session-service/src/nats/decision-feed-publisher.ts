@@ -518,10 +518,10 @@ export class DecisionFeedPublisher {
           checkpointEvent = checkpointEventIdentity(event);
           this.checkpoint = checkpoint;
           // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).
-          if (decision || ++unsaved >= 1000) {
-            this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint, checkpointEvent);
-            unsaved = 0;
-          }
+          // Without waiting for the projector's worker thread, which may hold the read models' write lock
+          // for a second applying a long session's erasure (this very record): the next event tries again.
+          if ((decision || ++unsaved >= 1000) && this.readModels.tryWriteCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint, checkpointEvent)) unsaved = 0;
+          else if (decision) unsaved = 1000;
           delay = 100;
           if (this.lastError !== null) this.resumed(checkpoint, publishedUpTo);
         }

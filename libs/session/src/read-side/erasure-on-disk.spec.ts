@@ -85,6 +85,35 @@ describe('SessionProjector.eraseSession on disk', () => {
 
   // Newcomer ncretention (F1c): a reader on the read models during the erasure refused the
   // checkpoint; its failure was ignored and nothing tried again, however many writes followed.
+  // Newcomer ncretry F5: a session holding most of an index is erased by rewriting the index
+  // (`recall-erasure`), not row by row: what it leaves on disk is held to the same bar.
+  it('leaves no byte of a session erased by rewriting its trigram index (most of it), in the files or the index', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
+    dirs.push(dir);
+    const file = join(dir, 'read-models.sqlite');
+    const projector = new SessionProjector(ReadModelStore.open(file));
+    const log = new RecordedSessionLog('acme');
+    const phrase = (n: number) => `秘密の合言葉は紫色の象${n}号、東京湾の倉庫で会う`;
+    for (let n = 0; n < 60; n++) log.append('doomed', user(`d${n}`, phrase(n).repeat(20)));
+    log.append('keeper', user('k', `${KEPT} 大阪の天気は晴れ`));
+    for (let i = 0; i < log.events.length; i += 7) projector.applyBatch(log.events.slice(i, i + 7));
+    expect(filesContaining(dir, phrase(3)).length).toBeGreaterThan(0);
+
+    expect(projector.eraseSession('acme', 'doomed')).toBe(true);
+    const { trigrams } = tenantRecallIndexTables(projector.store.db, 'acme')!;
+    projector.store.db.exec(`CREATE VIRTUAL TABLE temp.trigram_vocab USING fts5vocab(main, ${trigrams}, 'row')`);
+    const terms = projector.store.db.prepare('SELECT term FROM temp.trigram_vocab').pluck().all() as string[];
+    projector.store.db.exec('DROP TABLE temp.trigram_vocab');
+    expect(terms.filter((t) => phrase(3).includes(t) && !'大阪の天気は晴れ'.includes(t))).toEqual([]);
+    expect(terms).toEqual(expect.arrayContaining(['大阪の', '天気は']));
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: '紫色の象' }).items).toEqual([]);
+    expect(filesContaining(dir, '紫色の象')).toEqual([]);
+    expect(filesContaining(dir, '東京湾')).toEqual([]);
+    projector.store.close();
+    expect(filesContaining(dir, '紫色の象')).toEqual([]);
+    expect(filesContaining(dir, '大阪の天気')).toEqual(['read-models.sqlite']);
+  });
+
   it('scrubs the WAL once another connection that was reading during the erasure is gone, without any further write', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
     dirs.push(dir);

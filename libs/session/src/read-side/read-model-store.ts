@@ -270,6 +270,28 @@ export class ReadModelStore {
     ).run(projector, position, event);
   }
 
+  /**
+   * {@link writeCheckpoint} outside a transaction, without waiting for another connection's write
+   * (busy timeout 0 for this one statement; the connection's own is restored): returns false, nothing
+   * written, when another connection holds the file's write lock, e.g. the projector's worker thread
+   * applying a long session's erasure. For a checkpoint that may lag (a later call moves it on): the
+   * event loop is never held for the busy timeout (5 s), as a write waiting for the lock holds it.
+   * @throws what the write throws but `SQLITE_BUSY`.
+   */
+  tryWriteCheckpoint(projector: string, position: bigint, event: string | null = null): boolean {
+    const busyTimeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.writeCheckpoint(projector, position, event);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return false;
+      throw error;
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
   /** Records `event` as what identifies the event at `projector`'s checkpoint when none is recorded and the checkpoint is still `position` (read models of an older release). */
   recordCheckpointEvent(projector: string, position: bigint, event: string): void {
     this.db.prepare('UPDATE projector_checkpoints SET event = ? WHERE projector = ? AND position = ? AND event IS NULL').run(event, projector, position);

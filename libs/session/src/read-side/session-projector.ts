@@ -20,6 +20,7 @@ import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { checkpointEventIdentity, offLogRemedy, readModelsOffLog } from './checkpoint-event';
 import { ReadModelsDamagedError, isReadModelsDamage } from './read-models-damage-rule';
+import { loggedBytesOfSession } from './queries/session-row';
 import { ALL_ROWS, ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedRowsOf, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
@@ -183,9 +184,21 @@ function holdsLargeText(events: readonly RecordedEvent[], limit: number): boolea
  */
 export const LARGE_ERASURE_EVENTS = 1000;
 
-/** Whether `events` hold the erasure record of a session of at least {@link LARGE_ERASURE_EVENTS} events. */
-function holdsLargeErasure(events: readonly RecordedEvent[]): boolean {
-  return events.some((e) => isErasureRecord(e) && Number((e.data as Partial<SessionErasedData> | null)?.erasedEvents ?? 0) >= LARGE_ERASURE_EVENTS);
+/**
+ * An erasure record of a session whose logged events (`session_log.data_json`, UTF-8 bytes) add up
+ * to at least this much in the read models makes its batch applied in a worker thread too, however
+ * few its events: erasing the recall rows costs in proportion to their text (up to ~0.4 µs a byte,
+ * text of an unspaced script in the trigram index: 1,000 events of 3,000 CJK characters, 9 MB,
+ * took 1.2–3 s), so 64 KiB stays under ~25 ms on the event loop.
+ */
+export const LARGE_ERASURE_BYTES = 64 * 1024;
+
+/** The erasure records among `events`: tenant and session id. */
+function erasuresIn(events: readonly RecordedEvent[]): Array<{ tenantId: string; sessionId: string; erasedEvents: number }> {
+  return events.filter(isErasureRecord).map((e) => {
+    const data = e.data as Partial<SessionErasedData> | null;
+    return { tenantId: e.streamId.slice(ERASURE_STREAM_PREFIX.length), sessionId: String(data?.sessionId), erasedEvents: Number(data?.erasedEvents ?? 0) };
+  });
 }
 
 /** The worker module, next to this file (`.ts` under ts-node and jest, `.js` once built). */
@@ -766,6 +779,18 @@ export class SessionProjector {
   }
 
   /**
+   * Whether `events` hold the erasure record of a session of at least {@link LARGE_ERASURE_EVENTS}
+   * events, or of one whose rows in these read models hold at least {@link LARGE_ERASURE_BYTES} (one
+   * indexed read of `session_log` per record: its rows' sizes, not their text).
+   */
+  private holdsLargeErasure(events: readonly RecordedEvent[]): boolean {
+    return erasuresIn(events).some(
+      ({ tenantId, sessionId, erasedEvents }) =>
+        erasedEvents >= LARGE_ERASURE_EVENTS || loggedBytesOfSession(this.store, tenantId, sessionId) >= LARGE_ERASURE_BYTES,
+    );
+  }
+
+  /**
    * Applies a live batch, on this thread or in the worker. When it fails, keeps the progress that
    * is possible (the events before the failing one, one by one) and throws the failing one's error.
    */
@@ -776,7 +801,7 @@ export class SessionProjector {
     // The worker commits the same one transaction, so readers see the rows before it or none after.
     const pool =
       this.pool ??
-      (this.store.file !== ':memory:' && (holdsLargeText(batch, LARGE_BATCH_TEXT) || holdsLargeErasure(batch))
+      (this.store.file !== ':memory:' && (holdsLargeText(batch, LARGE_BATCH_TEXT) || this.holdsLargeErasure(batch))
         ? (this.largeBatchPool ??= this.newPool(0))
         : undefined);
     if (!pool) {

@@ -21,11 +21,12 @@ import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
 import { MalformedEventError } from './malformed-event-error';
 import { RECALL_WORD_CHUNK_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, RECALL_TRIGRAM_CHUNK_LENGTH } from './unspaced-script';
-import { RECALL_CHUNK_BITS, RECALL_SEVERAL_TRIGRAM_ROWS, RECALL_SEVERAL_WORD_ROWS, recallChunks, recallRowid } from './recall-chunks';
+import { RECALL_SEVERAL_TRIGRAM_ROWS, RECALL_SEVERAL_WORD_ROWS, recallChunks, recallRowid } from './recall-chunks';
 import { wordIndexText } from './script-boundary';
 import { createdTenantRecallIndexTables, tenantRecallIndexTables, type RecallIndexConnection } from './recall-index-tables';
 import { MAX_CACHED_STATEMENTS } from './read-model-store';
 import { SessionSummaryCounts } from './session-summary-counts';
+import { eraseSessionRecallRows } from './recall-erasure';
 import { objectJson } from './object-json';
 
 /** Tenant of sessions whose stream key and metadata name none. */
@@ -316,16 +317,8 @@ export class SessionReadModelWriter {
   private eraseSessionKey(sessionKey: string): void {
     const session = this.stmts.tenantOf.get(sessionKey) as { tenantId: string } | undefined;
     const tables = session && tenantRecallIndexTables(this.cached, session.tenantId);
-    if (tables)
-      for (const table of [tables.words, tables.trigrams])
-        // Every chunk of each of the session's events: one row-id range per position (see `recall-chunks`).
-        this.cached
-          .prepare(
-            `DELETE FROM ${table} WHERE rowid IN (
-               SELECT c.rowid FROM session_log l JOIN ${table} c ON c.rowid BETWEEN (l.position << ${RECALL_CHUNK_BITS}) AND ((l.position + 1) << ${RECALL_CHUNK_BITS}) - 1
-               WHERE l.session_key = ?)`,
-          )
-          .run(sessionKey);
+    // Every chunk of each of the session's events, by the cheaper way for its share of each index (see `recall-erasure`).
+    if (tables) for (const kind of ['words', 'trigrams'] as const) eraseSessionRecallRows(this.cached, tables[kind], kind, sessionKey);
     this.stmts.eraseLog.run(sessionKey);
     this.stmts.eraseWindow.run(sessionKey);
     this.stmts.eraseCompactions.run(sessionKey);

@@ -80,3 +80,18 @@ export function loggedLifeUpTo(store: ReadModelStore, tenantId: string, sessionI
     ? null
     : { firstRevision: row.firstRevision, lastRevision: row.lastRevision, lastPosition: row.lastPosition };
 }
+
+/**
+ * How many bytes the logged events of the session `sessionId` of `tenantId` hold in the read models
+ * (`session_log.data_json`, UTF-8; 0 when none): what erasing its rows costs in proportion to. Reads
+ * the rows' sizes, not their text.
+ */
+export function loggedBytesOfSession(store: Pick<ReadModelStore, 'db'>, tenantId: string, sessionId: string): number {
+  const row = store.db
+    .prepare(
+      `SELECT sum(octet_length(l.data_json)) AS bytes FROM session_log l JOIN sessions s ON s.session_key = l.session_key
+       WHERE s.tenant_id = ? AND s.session_id = ?`,
+    )
+    .get(tenantId, sessionId) as { bytes: number | null } | undefined;
+  return row?.bytes ?? 0;
+}
