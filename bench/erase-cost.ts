@@ -14,7 +14,10 @@
  * loop ran while one probe waited (what load cannot inflate: the longest stretch it held the loop).
  * Then the machine (CPU, cores, load average). PostgreSQL: `BENCH_DATABASE_URL` (default the test
  * server, `postgres://postgres@127.0.0.1:5432/postgres`), a database of its own created and dropped;
- * `ERASE_PORT` the first port of the replicas (default 0: free ports).
+ * `ERASE_PORT` the first port of the replicas (default 0: free ports). `ERASE_TEXT`: `prose` (default:
+ * words of a vocabulary of `ERASE_VOCABULARY`, default 200), `cjk` (ideographs, so every event is in
+ * the trigram index too: the costliest erasure before newcomer ncretry F5's fix), `sentence`,
+ * `letter` (one letter repeated), `random` (letters); `ERASE_PER_REQUEST` events an append (100).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -131,15 +134,14 @@ async function measure(store: 'sqlite' | 'postgres'): Promise<Row> {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const probes = (await Promise.all(probers.map((p) => p.stop()))).map(probeSummary);
     for (const r of replicas) if (/database is locked/.test(r.stderr() + r.stdout())) console.error(`${store}: a replica logged "database is locked"`);
-    if (process.env.ERASE_DEBUG)
-      for (const r of replicas)
-        console.error(
-          r
-            .stderr()
-            .split('\n')
-            .filter((l) => l.includes('ERASE'))
-            .join('\n'),
-        );
+    for (const r of replicas)
+      console.error(
+        r
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('ERASE'))
+          .join('\n'),
+      );
     return {
       store: admin ? 'postgres, 2 replicas' : 'sqlite',
       events: EVENTS,
