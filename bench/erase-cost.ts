@@ -17,7 +17,9 @@
  * `ERASE_PORT` the first port of the replicas (default 0: free ports). `ERASE_TEXT`: `prose` (default:
  * words of a vocabulary of `ERASE_VOCABULARY`, default 200), `cjk` (ideographs, so every event is in
  * the trigram index too: the costliest erasure before newcomer ncretry F5's fix), `sentence`,
- * `letter` (one letter repeated), `random` (letters); `ERASE_PER_REQUEST` events an append (100).
+ * `letter` (one letter repeated), `random` (letters); `ERASE_PER_REQUEST` events an append (100);
+ * `ERASE_KEEP` events of another session of the tenant, appended first and kept (default 0: the
+ * erased session is the tenant's whole recall index).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -28,6 +30,8 @@ import { startHealthProber, type ProbeResults } from '../test/support/health-pro
 
 const EVENTS = Number(process.env.ERASE_EVENTS ?? 1000);
 const CHARS = Number(process.env.ERASE_CHARS ?? 3000);
+/** Events of another session of the tenant, appended first (default 0). */
+const KEEP = Number(process.env.ERASE_KEEP ?? 0);
 const PER_REQUEST = Number(process.env.ERASE_PER_REQUEST ?? 100);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const FIRST_PORT = Number(process.env.ERASE_PORT ?? 0);
@@ -36,8 +40,15 @@ const VOCABULARY = Number(process.env.ERASE_VOCABULARY ?? 200);
 
 /** Prose of `chars` characters drawn from a vocabulary of a few thousand words, distinct per event (`seed`). */
 function prose(chars: number, seed: number): string {
-  if (process.env.ERASE_TEXT === 'cjk')
-    return Array.from({ length: chars }, (_, i) => String.fromCodePoint(0x4e00 + ((seed * 7919 + i * 131) % 3000))).join('');
+  if (process.env.ERASE_TEXT === 'cjk') {
+    // Pseudo-random ideographs of 20,000: nearly every trigram distinct, as in real text of a large vocabulary.
+    let y = seed + 1;
+    return Array.from({ length: chars }, () => {
+      y = (Math.imul(y, 1103515245) + 12345) >>> 0;
+      return String.fromCodePoint(0x4e00 + ((y >>> 8) % 20000));
+    }).join('');
+  }
+  return Array.from({ length: chars }, (_, i) => String.fromCodePoint(0x4e00 + ((seed * 7919 + i * 131) % 3000))).join('');
   if (process.env.ERASE_TEXT === 'letter') return 'x'.repeat(chars);
   if (process.env.ERASE_TEXT === 'sentence')
     return `event ${seed}: the customer asked about the refund of the ticket and the agent answered. `.repeat(chars).slice(0, chars);
@@ -69,6 +80,7 @@ interface Row {
   store: string;
   events: number;
   chars: number;
+  keptEvents: number;
   appendMs: number;
   eraseMs: number;
   otherReplicaGoneMs?: number;
@@ -86,6 +98,7 @@ async function measure(store: 'sqlite' | 'postgres'): Promise<Row> {
   const database = `erase_cost_${process.pid}`;
   const admin = store === 'postgres' ? new Client({ connectionString: DATABASE_URL }) : null;
   const replicas: ServiceProcess[] = [];
+  let t0 = 0;
   try {
     const env: Record<string, string> = {};
     if (admin) {
@@ -99,17 +112,23 @@ async function measure(store: 'sqlite' | 'postgres'): Promise<Row> {
     for (let i = 0; i < (admin ? 2 : 1); i++)
       replicas.push(await spawnService({ dataDir: path.join(root, `r${i}`), env: { ...env, ...(FIRST_PORT ? { PORT: String(FIRST_PORT + i) } : {}) } }));
     const [a, b] = replicas;
-    const t0 = performance.now();
     let position = '0';
-    for (let from = 0; from < EVENTS; from += PER_REQUEST) {
-      const events = Array.from({ length: Math.min(PER_REQUEST, EVENTS - from) }, (_, k) => ({
-        id: `e${from + k}`,
-        type: (from + k) % 2 ? 'assistant' : 'user',
-        text: prose(CHARS, from + k),
-      }));
-      const res = await request(a.url, 'POST', '/v1/sessions/long/events', { events });
-      if (res.status !== 201) throw new Error(`append answered ${res.status}: ${JSON.stringify(res.body)}`);
-      position = res.body.position;
+    // Another session of the tenant first (`ERASE_KEEP` events of the same kind): the erased one is then a share of its recall index.
+    for (const [session, count, seed] of [
+      ['kept', KEEP, EVENTS],
+      ['long', EVENTS, 0],
+    ] as const) {
+      if (session === 'long') t0 = performance.now();
+      for (let from = 0; from < count; from += PER_REQUEST) {
+        const events = Array.from({ length: Math.min(PER_REQUEST, count - from) }, (_, k) => ({
+          id: `e${from + k}`,
+          type: (from + k) % 2 ? 'assistant' : 'user',
+          text: prose(CHARS, seed + from + k),
+        }));
+        const res = await request(a.url, 'POST', `/v1/sessions/${session}/events`, { events });
+        if (res.status !== 201) throw new Error(`append answered ${res.status}: ${JSON.stringify(res.body)}`);
+        position = res.body.position;
+      }
     }
     const appendMs = performance.now() - t0;
     // Both replicas' read models hold the session before the erasure starts.
@@ -146,6 +165,7 @@ async function measure(store: 'sqlite' | 'postgres'): Promise<Row> {
       store: admin ? 'postgres, 2 replicas' : 'sqlite',
       events: EVENTS,
       chars: CHARS,
+      keptEvents: KEEP,
       appendMs: Math.round(appendMs),
       eraseMs: Math.round(eraseMs),
       ...(otherReplicaGoneMs === undefined ? {} : { otherReplicaGoneMs: Math.round(otherReplicaGoneMs) }),

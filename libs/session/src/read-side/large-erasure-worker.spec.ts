@@ -14,6 +14,7 @@ import { SqliteEventStore } from '@lib/event-store';
 import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { findSession, loggedBytesOfSession } from './queries/session-row';
+import { searchRecall } from './queries/recall-query';
 import { ReadModelStore } from './read-model-store';
 import { LARGE_ERASURE_BYTES, LARGE_ERASURE_EVENTS, SessionProjector } from './session-projector';
 import { SessionReadModelWriter } from './session-read-model-writer';
@@ -60,6 +61,14 @@ it('applies the erasure record of a session of few events holding LARGE_ERASURE_
     expect(onTheEventLoop).not.toHaveBeenCalled();
     expect(findSession(projector.store, 'acme', 's')).toBeNull();
     expect(loggedBytesOfSession(projector.store, 'acme', 's')).toBe(0);
+    // The worker indexed the tenant's trigram index anew under its name: this thread's connection,
+    // whose statements name it, indexes and finds a later event there.
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: ideographs(3000, 7).slice(50, 60) }).items).toEqual([]);
+    const later = await events.appendToStream(sessionStream(sessionKey('acme', 't')), [
+      { ...conversationEvent('t1', '東京タワーの夜景'), metadata: { tenantId: 'acme', sessionId: 't' } },
+    ]);
+    expect(await projector.waitForPosition(later.position, 60_000)).toBe(true);
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: 'タワー' }).items.map((i) => i.sessionId)).toEqual(['t']);
   } finally {
     onTheEventLoop.mockRestore();
     await projector.stop();

@@ -57,12 +57,16 @@ export function recallIndexTables(id: number): RecallIndexTables {
  * {@link WORD_TOKENIZER}'s.
  */
 export function recallIndexDdl(tables: RecallIndexTables): string {
-  const { words, trigrams } = tables;
   return `
-CREATE VIRTUAL TABLE IF NOT EXISTS ${words} USING fts5 (body, tokenize = '${WORD_TOKENIZER.replaceAll("'", "''")}');
-INSERT INTO ${words} (${words}, rank) VALUES ('secure-delete', 1);
-CREATE VIRTUAL TABLE IF NOT EXISTS ${trigrams} USING fts5 (body, tokenize = 'trigram remove_diacritics 1');
-INSERT INTO ${trigrams} (${trigrams}, rank) VALUES ('secure-delete', 1);`;
+${recallTableDdl('words', tables.words)}
+${recallTableDdl('trigrams', tables.trigrams)}`;
+}
+
+/** DDL creating one recall table of kind `kind` named `table` (idempotent), as {@link recallIndexDdl} does for a tenant's pair. */
+export function recallTableDdl(kind: RecallIndexKind, table: string): string {
+  const tokenize = kind === 'words' ? WORD_TOKENIZER.replaceAll("'", "''") : 'trigram remove_diacritics 1';
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5 (body, tokenize = '${tokenize}');
+INSERT INTO ${table} (${table}, rank) VALUES ('secure-delete', 1);`;
 }
 
 /**
