@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
+import { holdAppends } from '../support/held-appends';
 
 const user = (id: string) => JSON.stringify({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
@@ -123,28 +124,8 @@ describe('a write is written in the life its session was in when it arrived (pip
     if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
   });
 
-  /** Holds every append to session `sessionId`'s stream until the returned `open` is called; `reached` once one is held. */
-  const holdAppendsTo = (sessionId: string) => {
-    const append = store.appendToStream.bind(store);
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let entered: () => void = () => undefined;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    store.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
-      if (args[0].endsWith(sessionId)) {
-        entered();
-        await gate;
-      }
-      return append(...args);
-    };
-    return {
-      reached,
-      open: () => {
-        store.appendToStream = append;
-        open();
-      },
-    };
-  };
+  /** Holds every append to session `sessionId`'s stream until `open` is called; `reached` once one is held. */
+  const holdAppendsTo = (sessionId: string) => holdAppends(store, (stream) => stream.endsWith(sessionId));
 
   /** Erases `sessionId` and writes `id` into its new life, on a connection of its own. */
   const eraseAndWriteAgain = async (sessionId: string, id: string): Promise<void> => {

@@ -7,6 +7,7 @@
 import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { useService } from '../support/service-harness';
+import { holdAppends } from '../support/held-appends';
 import { NATS_TEST_URL, describeWithNats, eventually, publishCommand, readStream, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
@@ -23,25 +24,12 @@ describeWithNats('NATS life at arrival')('a NATS append is written in the life i
   it('refuses 409 session_erased an append received before an erasure and queued behind its session’s earlier command', async () => {
     await harness.http().post('/v1/sessions/q1/events').send(user('old')).expect(201);
     const store = harness.service.app.get<EventStore>(COMMAND_EVENT_STORE);
-    const append = store.appendToStream.bind(store);
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let entered: () => void = () => undefined;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    let held = false;
     // The first NATS append's write is held: the second command of the session waits behind it, received.
-    store.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
-      if (!held && args[0].endsWith('q1')) {
-        held = true;
-        entered();
-        await gate;
-      }
-      return append(...args);
-    };
+    const held = holdAppends(store, (stream) => stream.endsWith('q1'), { firstOnly: true });
     try {
       await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'q1', 'append'), user('n1'), { msgId: 'q1-c1' });
       await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'q1', 'append'), user('n2'), { msgId: 'q1-c2' });
-      await reached;
+      await held.reached;
       await eventually(
         async () => (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending === 2,
         20_000,
@@ -55,11 +43,10 @@ describeWithNats('NATS life at arrival')('a NATS append is written in the life i
         .send(user('new'))
         .then((res) => res);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      open();
+      held.open();
       expect((await rewritten).status).toBe(201);
     } finally {
-      store.appendToStream = append;
-      open();
+      held.open();
     }
     const answers = await readStream(nats.client, names.resultStream, `${prefix}.results.default.q1`, 2);
     expect(answers.map((a) => ({ command: a.headers['Command-Id'], status: a.headers.Status, code: a.body.code }))).toEqual([

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
+import { holdAppends } from '../support/held-appends';
 
 const user = (id: string) => ({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
@@ -25,23 +26,14 @@ describe('WRITE_DEADLINE_MS: a write that cannot start in time is refused, never
   it('answers 503 request_expired (deadlineMs) to an append queued past the deadline, and writes it neither then nor later', async () => {
     await h.http().post('/v1/sessions/late/events').send(user('u1')).expect(201);
     const store = h.service.app.get<EventStore>(COMMAND_EVENT_STORE);
-    const append = store.appendToStream.bind(store);
-    let open: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let entered: () => void = () => undefined;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    store.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
-      entered();
-      await gate;
-      return append(...args);
-    };
+    const held = holdAppends(store, () => true);
     try {
       const slow = h
         .http()
         .post('/v1/sessions/late/events')
         .send(user('slow'))
         .then((res) => res);
-      await reached;
+      await held.reached;
       const late = h
         .http()
         .post('/v1/sessions/late/events')
@@ -49,8 +41,7 @@ describe('WRITE_DEADLINE_MS: a write that cannot start in time is refused, never
         .then((res) => res);
       // well past the 100 ms deadline of the queued append (a wait for the deadline, not a timing assertion)
       await new Promise((resolve) => setTimeout(resolve, 500));
-      store.appendToStream = append;
-      open();
+      held.open();
       expect((await slow).status).toBe(201);
       const refused = await late;
       expect({ status: refused.status, code: refused.body.code, deadlineMs: refused.body.deadlineMs }).toEqual({
@@ -60,8 +51,7 @@ describe('WRITE_DEADLINE_MS: a write that cannot start in time is refused, never
       });
       expect(refused.body.message).toContain('WRITE_DEADLINE_MS');
     } finally {
-      store.appendToStream = append;
-      open();
+      held.open();
     }
     const log = await h.http().get('/v1/sessions/late/events').expect(200);
     expect((log.body.events as { eventId?: string }[]).map((e) => e.eventId)).toEqual(['u1', 'slow']);
