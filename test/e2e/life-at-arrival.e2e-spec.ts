@@ -4,7 +4,8 @@
  * behind a slow request on its connection, or its body still arriving (newcomer ncretry's F2: such
  * an append, or `DELETE`, was applied to a new life begun meanwhile on another connection). A
  * request pipelined behind an erasure of its own session on its connection is written in the new
- * life, as on separate round trips.
+ * life, as on separate round trips. A request pipelined behind a held request with a large body is
+ * read as it arrives (newcomer ncpipeline's F1), not when the held one's turn comes.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -218,5 +219,39 @@ describe('a write is written in the life its session was in when it arrived (pip
     expect(written.status).toBe(201);
     expect({ status: erasedAgain.status, erasedEvents: erasedAgain.body.erasedEvents }).toEqual({ status: 200, erasedEvents: 1 });
     expect(await erasureCount('p5')).toBe(2);
+  });
+
+  /** A request with a chunked body (two chunks), keeping the connection open. */
+  const chunkedRequestBytes = (method: string, path: string, body: string): string => {
+    const half = Math.floor(body.length / 2);
+    const chunk = (part: string) => `${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`;
+    return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(body.slice(0, half))}${chunk(body.slice(half))}0\r\n\r\n`;
+  };
+
+  // Newcomer ncpipeline's F1: Node stopped reading a connection at 16 KiB of a held body, so the heads behind it were read
+  // (their life and deadline started) only when its turn came: this DELETE erased the life written after it was sent.
+  it.each([
+    ['Content-Length', (path: string, body: string) => requestBytes('POST', path, body)],
+    ['chunked', (path: string, body: string) => chunkedRequestBytes('POST', path, body)],
+  ])('reads a DELETE pipelined behind a held request with a large body (%s) as it arrives: it erases the life it arrived in', async (framing, bodyRequest) => {
+    const id = `p6-${framing.toLowerCase()}`;
+    await h.http().post(`/v1/sessions/${id}/events`).set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const held = holdAppendsTo(`slow-${id}`);
+    const c = connect();
+    const large = JSON.stringify({ events: [{ id: 'large', type: 'user', text: 'word '.repeat(60_000) }] });
+    c.send(
+      requestBytes('POST', `/v1/sessions/slow-${id}/events`, user('s6')) +
+        bodyRequest(`/v1/sessions/large-${id}/events`, large) +
+        requestBytes('DELETE', `/v1/sessions/${id}`),
+    );
+    await held.reached;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eraseAndWriteAgain(id, 'new');
+    held.open();
+    const [slow, largeAnswer, erased] = await c.next(3);
+    expect([slow.status, largeAnswer.status]).toEqual([201, 201]);
+    expect({ status: erased.status, erasedEvents: erased.body.erasedEvents }).toEqual({ status: 200, erasedEvents: 1 });
+    expect(await loggedIds(id)).toEqual(['new']);
+    expect(await erasureCount(id)).toBe(1);
   });
 });

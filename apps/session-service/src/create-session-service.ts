@@ -250,7 +250,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const commandStore = app.get<EventStore>(COMMAND_EVENT_STORE);
   readLivesOnArrival(fastify, { apiKeys: config.apiKeys, readLife: (tenantId, sessionId) => readSessionLife(commandStore, tenantId, sessionId) });
   // Then: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
-  processPipelinedInOrder(fastify);
+  processPipelinedInOrder(fastify, { heldBodyBytes: config.maxBodyBytes });
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
   // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).

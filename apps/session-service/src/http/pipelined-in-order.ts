@@ -19,11 +19,22 @@
  * must not run alongside the request ahead, which may still be in progress. It gets no answer, no
  * request log line, and no count in the metrics (as a request that never arrived).
  *
+ * **A held request's body is read while it waits** ({@link readHeldBody}). Node buffers at most
+ * 16 KiB (the stream's `highWaterMark`) of the body of a request nobody reads, then stops reading
+ * the connection: the requests pipelined behind a held body over that (plus what one read of the
+ * socket brought, up to 64 KiB) were parsed, their arrival stamped and their session's life read,
+ * only when the held request's turn came (newcomer ncpipeline's F1: a `DELETE` sent before another
+ * replica's erasure and rewrite erased the rewritten life 7 s later; an append was written 35.9 s
+ * after it was sent, past its 30 s deadline). The hold now lets Node buffer the held body, up to
+ * `heldBodyBytes` per connection for all its held requests together (`MAX_BODY_BYTES`: what one
+ * request being read may hold anyway); a held body past that budget is read as before, and the heads
+ * behind it are read when its turn comes.
+ *
  * A held request's `REQUEST_TIMEOUT_MS` counts from when it is let through, not from when its head
- * arrived: Node reads at most 16 KiB of the body of a request not yet processed, so the body of a
- * held request over that stays unread, and Node's request timeout (which counts from the head) fired
- * for a request that had all arrived, writing a 408 in the place of the answer to the request ahead
- * and closing the connection under it. {@link deferHeldRequestTimeout} puts that timeout off.
+ * arrived: a held body past the budget stays unread, and Node's request timeout (which counts from
+ * the head) fired for a request that had all arrived, writing a 408 in the place of the answer to
+ * the request ahead and closing the connection under it. {@link deferHeldRequestTimeout} puts that
+ * timeout off.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -64,6 +75,46 @@ export function deferHeldRequestTimeout(req: IncomingMessage, timeoutMs: number,
   return true;
 }
 
+/** Bytes of body buffering granted to the requests held on each connection ({@link readHeldBody}). */
+const grantedBodyBytes = new WeakMap<Socket, number>();
+
+/** The part of a Node `Readable`'s internal state that {@link readHeldBody} changes (Node 20: `_readableState`). */
+interface BufferLimit {
+  highWaterMark?: unknown;
+}
+
+/**
+ * Lets Node buffer the body of `req`, a request held behind the answers ahead of it, up to its
+ * declared `Content-Length` (a chunked body: up to the budget), if that fits in what is left of the
+ * connection's `budgetBytes` for held bodies; then Node goes on reading the connection, so the heads
+ * pipelined behind are parsed as they arrive (see the module doc). Raises the request stream's
+ * `highWaterMark` (Node's server stops reading a connection when a request's buffered body reaches
+ * it; `http.createServer`'s `highWaterMark` option sets it for every request and socket, with no
+ * bound per connection) and asks the stream to read on (`read(0)`), in case Node had stopped already.
+ * Returns the function that gives the grant back (call when the request is let through or dropped);
+ * grants nothing (and returns a no-op) for a body over what is left, one with no body, or when the
+ * stream has no such state.
+ */
+function readHeldBody(req: IncomingMessage, budgetBytes: number): () => void {
+  const state = (req as unknown as { _readableState?: BufferLimit })._readableState;
+  if (!state || typeof state.highWaterMark !== 'number') return () => undefined;
+  const socket = req.socket;
+  const left = budgetBytes - (grantedBodyBytes.get(socket) ?? 0);
+  const declared = req.headers['content-length'];
+  const chunked = declared === undefined && req.headers['transfer-encoding'] !== undefined;
+  const wanted = chunked ? left : Number(declared);
+  if (!Number.isSafeInteger(wanted) || wanted <= state.highWaterMark || wanted > left) return () => undefined;
+  state.highWaterMark = wanted;
+  grantedBodyBytes.set(socket, budgetBytes - left + wanted);
+  req.read(0);
+  let given = false;
+  return () => {
+    if (given) return;
+    given = true;
+    grantedBodyBytes.set(socket, (grantedBodyBytes.get(socket) ?? wanted) - wanted);
+  };
+}
+
 /** Runs `drop` if `socket` closes before the request is let through (one listener per socket, however many wait). */
 function dropAtClose(socket: Socket, drop: () => void): Set<() => void> {
   let drops = waiting.get(socket);
@@ -80,19 +131,28 @@ function dropAtClose(socket: Socket, drop: () => void): Set<() => void> {
   return drops;
 }
 
+/** Options of {@link processPipelinedInOrder}. */
+export interface PipelinedInOrderOptions {
+  /** Most bytes of held requests' bodies buffered per connection while they wait (`MAX_BODY_BYTES`). */
+  heldBodyBytes: number;
+}
+
 /**
  * Adds an `onRequest` hook to `app` that holds a request until the answers to the requests ahead of
- * it on its connection are written (see the module doc), and drops it (hijacked, never processed)
- * if the connection closes first. Call before every other `onRequest` hook, so that none of them
- * runs (answers, counts, checks a rate limit) for a request still waiting; only the read of a write
- * request's session life (`readLivesOnArrival`, which answers nothing) comes before it.
+ * it on its connection are written (see the module doc), reading its body meanwhile within
+ * `options.heldBodyBytes` per connection, and drops it (hijacked, never processed) if the connection
+ * closes first. Call before every other `onRequest` hook, so that none of them runs (answers,
+ * counts, checks a rate limit) for a request still waiting; only the read of a write request's
+ * session life (`readLivesOnArrival`, which answers nothing) comes before it.
  */
-export function processPipelinedInOrder(app: FastifyInstance): void {
+export function processPipelinedInOrder(app: FastifyInstance, options: PipelinedInOrderOptions): void {
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     const res = reply.raw;
     // Nothing ahead on the connection (the common case): Node gave this answer the socket already.
     if (res.socket) return done();
+    const giveBack = readHeldBody(request.raw, options.heldBodyBytes);
     const drop = (): void => {
+      giveBack();
       res.off('socket', proceed);
       reply.hijack();
       res.destroy();
@@ -101,6 +161,7 @@ export function processPipelinedInOrder(app: FastifyInstance): void {
     const hold: { releasedAt?: number; onRelease?: () => void } = {};
     held.set(request.raw, hold);
     const proceed = (): void => {
+      giveBack();
       drops.delete(drop);
       hold.releasedAt = Date.now();
       hold.onRelease?.();
