@@ -8,99 +8,14 @@
  * read as it arrives (newcomer ncpipeline's F1), not when the held one's turn comes.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import { holdAppends } from '../support/held-appends';
+import { RawConnection, requestBytes } from '../support/raw-connection';
 
 const user = (id: string) => JSON.stringify({ events: [{ id, type: 'user', text: `text of ${id}` }] });
-
-/** One HTTP/1.1 request's bytes (JSON body when given), keeping the connection open. */
-function requestBytes(method: string, path: string, body?: string): string {
-  const head = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
-  if (body === undefined) return `${head}\r\n`;
-  return `${head}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-}
-
-/** An answer read off a raw connection. */
-interface RawAnswer {
-  status: number;
-  body: { code?: string; [key: string]: unknown };
-}
-
-/** A connection that reads answers in order (Content-Length or chunked bodies). */
-class RawConnection {
-  private buffer: Buffer = Buffer.alloc(0);
-  private readonly waiting: { count: number; resolve: (answers: RawAnswer[]) => void }[] = [];
-  private readonly answers: RawAnswer[] = [];
-  readonly socket: net.Socket;
-
-  constructor(port: number) {
-    this.socket = net.connect(port, '127.0.0.1');
-    this.socket.on('data', (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.parse();
-    });
-  }
-
-  send(bytes: string): void {
-    this.socket.write(bytes);
-  }
-
-  /** The next `count` answers. */
-  next(count: number): Promise<RawAnswer[]> {
-    return new Promise((resolve) => {
-      this.waiting.push({ count, resolve });
-      this.deliver();
-    });
-  }
-
-  private parse(): void {
-    for (;;) {
-      const headEnd = this.buffer.indexOf('\r\n\r\n');
-      if (headEnd < 0) return;
-      const head = this.buffer.subarray(0, headEnd).toString('latin1');
-      const status = Number(head.slice(9, 12));
-      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-      let body: Buffer;
-      let rest: Buffer;
-      if (length) {
-        const end = headEnd + 4 + Number(length[1]);
-        if (this.buffer.length < end) return;
-        body = this.buffer.subarray(headEnd + 4, end);
-        rest = this.buffer.subarray(end);
-      } else {
-        // chunked
-        const parts: Buffer[] = [];
-        let at = headEnd + 4;
-        for (;;) {
-          const lineEnd = this.buffer.indexOf('\r\n', at);
-          if (lineEnd < 0) return;
-          const size = parseInt(this.buffer.subarray(at, lineEnd).toString('latin1'), 16);
-          if (this.buffer.length < lineEnd + 2 + size + 2) return;
-          parts.push(this.buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
-          at = lineEnd + 2 + size + 2;
-          if (size === 0) break;
-        }
-        body = Buffer.concat(parts);
-        rest = this.buffer.subarray(at);
-      }
-      this.buffer = rest;
-      this.answers.push({ status, body: body.length ? JSON.parse(body.toString('utf8')) : {} });
-      this.deliver();
-    }
-  }
-
-  private deliver(): void {
-    const first = this.waiting[0];
-    if (first && this.answers.length >= first.count) {
-      this.waiting.shift();
-      first.resolve(this.answers.splice(0, first.count));
-    }
-  }
-}
 
 describe('a write is written in the life its session was in when it arrived (pipelined, slow body)', () => {
   let h: Harness;

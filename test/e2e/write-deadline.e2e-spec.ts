@@ -6,10 +6,12 @@
  * session's erasure).
  */
 import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import { holdAppends } from '../support/held-appends';
+import { RawConnection, requestBytes } from '../support/raw-connection';
 
 const user = (id: string) => ({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
@@ -55,5 +57,33 @@ describe('WRITE_DEADLINE_MS: a write that cannot start in time is refused, never
     }
     const log = await h.http().get('/v1/sessions/late/events').expect(200);
     expect((log.body.events as { eventId?: string }[]).map((e) => e.eventId)).toEqual(['u1', 'slow']);
+  });
+
+  // It said "(the service is busy)" when the client's own slow upload had used the deadline up.
+  it('counts the deadline from the head: a body arriving after it is refused 503 request_expired, the message saying so without naming a cause', async () => {
+    const server = h.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const c = new RawConnection((server.address() as AddressInfo).port);
+    try {
+      const bytes = requestBytes('POST', '/v1/sessions/slow-upload/events', JSON.stringify(user('s1')));
+      const cut = bytes.length - 10;
+      c.send(bytes.slice(0, cut));
+      // well past the 100 ms deadline (a wait for the deadline, not a timing assertion)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      c.send(bytes.slice(cut));
+      const [refused] = await c.next(1);
+      expect({ status: refused.status, code: refused.body.code, deadlineMs: refused.body.deadlineMs }).toEqual({
+        status: 503,
+        code: 'request_expired',
+        deadlineMs: 100,
+      });
+      expect(refused.body.message).toMatch(
+        /100 ms write deadline \(WRITE_DEADLINE_MS\), counted from when this replica received the request's head: the time its body took to arrive counts/,
+      );
+      expect(refused.body.message).not.toContain('busy');
+    } finally {
+      c.socket.destroy();
+    }
+    await h.http().get('/v1/sessions/slow-upload').expect(404);
   });
 });

@@ -37,6 +37,9 @@ import {
   unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
+import { refuseFragments } from './http/fragment-in-target';
+import { closeAfterUpgradeOffers } from './http/upgrade-offers';
+import { answerConnectRequests } from './http/connect-method';
 import { processPipelinedInOrder } from './http/pipelined-in-order';
 import { readLivesOnArrival, stampArrivals } from './commands/write-admissions';
 import { useSecurityHeaders } from './http/security-headers';
@@ -259,13 +262,19 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
+  // A request target holding "#" (a fragment, never sent in HTTP): 400 malformed_request before the router's reading of it is used.
+  refuseFragments(fastify, refusedLines);
+  // A request offering an upgrade (h2c, websocket) is answered as HTTP/1.1 with Connection: close (Node reads nothing after it).
+  closeAfterUpgradeOffers(fastify);
   // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
   refuseForeignHosts(fastify, config, hostLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).
   if (config.logLevel !== 'silent') logAnswerCodes(fastify);
-  answerNearRoutes(fastify);
+  const routes = answerNearRoutes(fastify);
+  // CONNECT (Node never hands it to Fastify): 405 method_not_allowed on its socket, closed after it.
+  answerConnectRequests(fastify.server, routes, () => bound.metrics, refusedLines);
   answerBadQueryEncoding(fastify);
   // The rate limit and the API key of /v1 requests, before their body is read (after the onRequest answers above).
   checkKeyBeforeBody(fastify, {

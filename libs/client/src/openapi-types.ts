@@ -615,7 +615,7 @@ export interface components {
          *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-         *     - malformed_request (400): not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+         *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
          *     - unsupported_expectation (417): an Expect header other than 100-continue (the only expectation the service meets)
          *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
@@ -633,7 +633,7 @@ export interface components {
          *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
          *     - compaction_not_found (404): the session has no compaction with this id
          *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
-         *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
+         *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods); also any CONNECT (the service is no proxy; the connection is closed)
          *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
          *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
          *     - erasure_interrupted (409): DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped
@@ -649,6 +649,7 @@ export interface components {
          *     - rate_limited (429): too many requests this minute: retry after Retry-After seconds
          *     - headers_too_large (431): the request headers are over 16 KiB
          *     - internal (500): an unexpected error (logged); the request may be retried
+         *     - unsupported_transfer_coding (501): a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding
          *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
          *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -660,7 +661,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "session_erased" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "request_expired" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "session_erased" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "unsupported_transfer_coding" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "request_expired" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -1398,7 +1399,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              */
             400: {
                 headers: {
@@ -1526,6 +1527,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "internal";
+                    };
+                };
+            };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
                     };
                 };
             };
@@ -1583,7 +1605,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              */
             400: {
                 headers: {
@@ -1711,6 +1733,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "internal";
+                    };
+                };
+            };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
                     };
                 };
             };
@@ -1781,7 +1824,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              */
             400: {
                 headers: {
@@ -1906,6 +1949,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
@@ -1972,7 +2035,7 @@ export interface operations {
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2196,6 +2259,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -2298,7 +2385,7 @@ export interface operations {
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2522,6 +2609,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -2615,7 +2726,7 @@ export interface operations {
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2839,6 +2950,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -2925,7 +3060,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -3173,6 +3308,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -3254,7 +3413,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              */
             400: {
                 headers: {
@@ -3525,6 +3684,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -3613,7 +3796,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -3861,6 +4044,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -3955,7 +4162,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -4263,6 +4470,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -4347,7 +4578,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -4595,6 +4826,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "internal";
+                    };
+                };
+            };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
                     };
                 };
             };
@@ -4683,7 +4938,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -4931,6 +5186,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "internal";
+                    };
+                };
+            };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
                     };
                 };
             };
@@ -5022,7 +5301,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -5270,6 +5549,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -5456,7 +5759,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -5814,6 +6117,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -5909,7 +6236,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -6268,6 +6595,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -6356,7 +6707,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -6604,6 +6955,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
@@ -6707,7 +7082,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -7040,6 +7415,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
+                    };
+                };
+            };
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
@@ -7130,7 +7529,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
              *     - revision_out_of_range: atRevision is outside the session's revisions
              *     - time_out_of_range: atTime is before the session's first event was recorded (the message names when it was)
              *     - position_out_of_range: minPosition is past the end of the log
@@ -7377,6 +7776,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "internal";
+                    };
+                };
+            };
+            /** @description - unsupported_transfer_coding: a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_transfer_coding";
                     };
                 };
             };

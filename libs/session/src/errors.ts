@@ -388,6 +388,9 @@ export class CountingTooCostlyError extends SessionError {
   }
 }
 
+/** What {@link RequestExpiredError}'s message says the write deadline counts from when its transport says nothing more. */
+export const DEADLINE_COUNTED_FROM_ARRIVAL = 'when this replica received the request';
+
 /**
  * A write request (append, policy, erasure) whose write had not started within its write deadline
  * (`WRITE_DEADLINE_MS`, counted on this replica's monotonic clock from when the request arrived), or
@@ -397,12 +400,17 @@ export class CountingTooCostlyError extends SessionError {
  */
 export class RequestExpiredError extends SessionError {
   readonly code = 'request_expired';
-  /** `waitedMs`: how long the request had waited since it arrived (ms); `deadlineMs`: the bound (ms); `clientGone`: its client had closed its connection. */
-  constructor(waitedMs: number, deadlineMs: number, clientGone: boolean) {
+  /**
+   * `waitedMs`: how long the request had waited since it arrived (ms); `deadlineMs`: the bound (ms); `clientGone`: its client had
+   * closed its connection; `countedFrom`: what the deadline counts from, as the message names it after "counted from" (the
+   * transport's {@link WriteAdmission.deadlineCountedFrom}; by default `when this replica received the request`). The message states
+   * what was measured, never a cause of the wait the service did not establish (a busy service, a slow upload).
+   */
+  constructor(waitedMs: number, deadlineMs: number, clientGone: boolean, countedFrom = DEADLINE_COUNTED_FROM_ARRIVAL) {
     super(
       clientGone
         ? `the client of this request closed its connection ${Math.round(waitedMs)} ms after it arrived, before its write started; nothing was written`
-        : `this request waited ${Math.round(waitedMs)} ms after it arrived, past the ${deadlineMs} ms write deadline (WRITE_DEADLINE_MS), before its write could start (the service is busy); nothing was written and it never will be: send it again`,
+        : `this request's write had not started ${Math.round(waitedMs)} ms after it arrived, past the ${deadlineMs} ms write deadline (WRITE_DEADLINE_MS), counted from ${countedFrom}; nothing was written and it never will be: send it again`,
       { deadlineMs },
     );
   }

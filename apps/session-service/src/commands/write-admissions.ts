@@ -115,8 +115,16 @@ export function admittedOverHttp<C extends object>(command: C, req: IncomingMess
     deadlineMs,
     clientGone: () => socket.destroyed,
     lifeAtArrival: livesAtArrival.get(req),
+    deadlineCountedFrom: HTTP_DEADLINE_COUNTED_FROM,
   });
 }
+
+/**
+ * What the write deadline of an HTTP request counts from, as a `request_expired` message says it: its head's
+ * arrival, so every wait after it counts, the client's own (a body still arriving) as much as the service's.
+ */
+export const HTTP_DEADLINE_COUNTED_FROM =
+  "when this replica received the request's head: the time its body took to arrive counts, as does any wait behind requests ahead of it on its connection or behind other writes to its session";
 
 /**
  * Marks `command` (a NATS command this replica executes now) with its arrival (now), `deadlineMs`
@@ -129,5 +137,6 @@ export function admittedOverNats<C extends object>(command: C, deadlineMs: numbe
     deadlineMs: deadlineMs ?? Number.POSITIVE_INFINITY,
     clientGone: () => false,
     lifeAtArrival,
+    deadlineCountedFrom: 'when this replica began executing the command',
   });
 }

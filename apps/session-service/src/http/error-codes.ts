@@ -50,7 +50,8 @@ export const API_ERROR_CODES = {
   },
   malformed_request: {
     status: 400,
-    description: 'not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header',
+    description:
+      'not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)',
   },
   unsupported_expectation: { status: 417, description: 'an Expect header other than 100-continue (the only expectation the service meets)' },
   malformed_json: { status: 400, description: 'the body is not JSON (the message says where it breaks) or nests too deep' },
@@ -81,7 +82,11 @@ export const API_ERROR_CODES = {
   },
   compaction_not_found: { status: 404, description: 'the session has no compaction with this id' },
   route_not_found: { status: 404, description: 'no such route (also a route’s path with a trailing slash)' },
-  method_not_allowed: { status: 405, description: 'the path exists but not with this method (the Allow header lists its methods)' },
+  method_not_allowed: {
+    status: 405,
+    description:
+      'the path exists but not with this method (the Allow header lists its methods); also any CONNECT (the service is no proxy; the connection is closed)',
+  },
   request_timeout: { status: 408, description: 'the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed' },
   wrong_expected_revision: {
     status: 409,
@@ -131,6 +136,11 @@ export const API_ERROR_CODES = {
   },
   headers_too_large: { status: 431, description: 'the request headers are over 16 KiB' },
   internal: { status: 500, description: 'an unexpected error (logged); the request may be retried' },
+  unsupported_transfer_coding: {
+    status: 501,
+    description:
+      'a Transfer-Encoding other than chunked (e.g. gzip, chunked), on any route, before the body is read; the connection is closed: send Transfer-Encoding: chunked only, and compress with Content-Encoding',
+  },
   projection_behind: {
     status: 503,
     description: 'the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry',
@@ -211,6 +221,7 @@ export const ROUTE_ERRORS = {
     'uri_too_long',
     'headers_too_large',
     'internal',
+    'unsupported_transfer_coding',
     'shutting_down',
   ] as ApiErrorCode[],
   /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */

@@ -1,4 +1,12 @@
-import { clientErrorAnswer, clientErrorLogLine, requestLineTooLong, RouteMethods, trailingSlashAnswer, type ClientError } from './framework-answers';
+import {
+  clientErrorAnswer,
+  clientErrorLogLine,
+  headLinesEndInBareLf,
+  requestLineTooLong,
+  RouteMethods,
+  trailingSlashAnswer,
+  type ClientError,
+} from './framework-answers';
 
 const overflow = (raw: string): ClientError =>
   Object.assign(new Error('Header overflow'), { code: 'HPE_HEADER_OVERFLOW', rawPacket: Buffer.from(raw, 'latin1') });
@@ -31,6 +39,45 @@ describe('clientErrorAnswer: request timeout', () => {
     expect(clientErrorAnswer(err, { requestTimeoutMs: 1500 })).toEqual({
       status: 408,
       body: { code: 'request_timeout', message: expect.stringMatching(/within 1500 ms \(REQUEST_TIMEOUT_MS\)/) },
+    });
+  });
+});
+
+describe('clientErrorAnswer: what Node could not parse', () => {
+  const parseError = (code: string, reason: string, raw: string): ClientError =>
+    Object.assign(new Error(`Parse Error: ${reason}`), { code, reason, rawPacket: Buffer.from(raw, 'latin1') });
+
+  it('tells a head whose lines end in a bare LF to end them with CRLF, also for HTTP/1.0 (it said "not valid HTTP/1.1")', () => {
+    for (const raw of ['GET /health HTTP/1.0\n\n', 'GET /health HTTP/1.1\nHost: x\n\n', 'GET /health HTTP/1.1\r\nHost: x\n\r\n']) {
+      const { status, body } = clientErrorAnswer(parseError('HPE_INVALID_VERSION', 'Expected CRLF after version', raw));
+      expect([raw, status, body.code]).toEqual([raw, 400, 'malformed_request']);
+      expect(body.message).toMatch(/bare LF.*CRLF/);
+    }
+  });
+
+  it('finds a bare LF only in the head', () => {
+    expect(headLinesEndInBareLf(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n{"a":\n1}'))).toBe(false);
+    expect(headLinesEndInBareLf(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n'))).toBe(false);
+    expect(headLinesEndInBareLf(Buffer.from('GET / HTTP/1.1\r\nHost: x\n'))).toBe(true);
+    expect(headLinesEndInBareLf(undefined)).toBe(false);
+  });
+
+  it('tells a Transfer-Encoding Node refuses to send chunked alone and compress with Content-Encoding', () => {
+    for (const err of [
+      parseError('HPE_INVALID_TRANSFER_ENCODING', 'Request has invalid `Transfer-Encoding`', 'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n'),
+      parseError('HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding", 'POST / HTTP/1.1\r\nHost: x\r\n'),
+    ])
+      expect(clientErrorAnswer(err).body.message).toMatch(/Transfer-Encoding: chunked.*Content-Encoding: gzip/);
+  });
+
+  it("names the parser's reason otherwise", () => {
+    const answer = clientErrorAnswer(parseError('HPE_INVALID_METHOD', 'Invalid method encountered', 'FETCH / HTTP/1.1\r\n'));
+    expect(answer).toEqual({
+      status: 400,
+      body: {
+        code: 'malformed_request',
+        message: 'the request is not valid HTTP/1.1 or HTTP/1.0 (Invalid method encountered): check its method, request line and headers; see /docs',
+      },
     });
   });
 });

@@ -10,7 +10,9 @@
  *   `compaction_not_found`);
  * - a request line longer than Node's header limit (16 KiB by default, `http.maxHeaderSize`) → 414
  *   `uri_too_long`, other headers over that limit → 431 `headers_too_large`, a request Node cannot
- *   parse (an unknown method, a broken request line) → 400 `malformed_request`, a request whose
+ *   parse (an unknown method, a broken request line) → 400 `malformed_request` naming the parser's
+ *   reason (a head whose lines end in a bare LF, or a `Transfer-Encoding` Node refuses, told what to
+ *   send instead), a request whose
  *   head or body is not received within `REQUEST_TIMEOUT_MS` → 408 `request_timeout`. These are
  *   written on the socket, which is then closed. A client that half-closes inside a body is not
  *   among them: its request is answered 400 `request_aborted` through its route (`half-close.ts`);
@@ -18,6 +20,10 @@
  *   the server is made with `requireHostHeader: false`, else Node answers a bare 400 itself), and any
  *   request with more than one `Host` header line → 400 `malformed_request` (RFC 9112 §3.2; Node
  *   keeps the first and drops the others, so a proxy routing by another line would disagree);
+ * - a request target holding `#` → 400 `malformed_request` (`fragment-in-target.ts`);
+ * - `CONNECT` → 405 `method_not_allowed` (`connect-method.ts`); a request offering an upgrade is
+ *   answered as HTTP/1.1 with `Connection: close` (`upgrade-offers.ts`); a transfer coding other
+ *   than `chunked` → 501 `unsupported_transfer_coding` (`transfer-codings.ts`);
  * - an `Expect` header other than `100-continue` → 417 `unsupported_expectation`
  *   ({@link answerUnsupportedExpectations}, Node's `checkExpectation` event; else a bare 417);
  * - any request arriving once the service has started shutting down → 503 `shutting_down` with
@@ -70,7 +76,7 @@ export function unparseableRequestLines(): RateLimitedWarnings {
 }
 
 /** Shortens a path for a log line (an attacker's 16 KiB path is not worth logging whole). */
-function shortPath(url: string): string {
+export function shortPath(url: string): string {
   const path = url.split('?')[0];
   return path.length > 200 ? `${path.slice(0, 200)}… (${path.length} characters)` : path;
 }
@@ -197,8 +203,8 @@ export function answerUnsupportedExpectations(
   });
 }
 
-/** An error of Node's HTTP parser (`clientError` event): its code, and the bytes received when parsing failed. */
-export type ClientError = Error & { code?: string; rawPacket?: unknown };
+/** An error of Node's HTTP parser (`clientError` event): its code, llhttp's reason (e.g. `Invalid method encountered`), and the bytes received when parsing failed. */
+export type ClientError = Error & { code?: string; reason?: string; rawPacket?: unknown };
 
 /** What {@link clientErrorAnswer} needs to know of the server: its request timeout (ms), named in the 408 message. */
 export interface ClientErrorOptions {
@@ -249,7 +255,46 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
           'the URL holds characters that must be percent-encoded (non-ASCII text, spaces): send the UTF-8 bytes of such text as %XX, e.g. 東京 as %E6%9D%B1%E4%BA%AC (curl: --data-urlencode with -G)',
       },
     };
-  return { status: 400, body: { code: 'malformed_request', message: 'the request is not valid HTTP/1.1 (method, request line or headers); see /docs' } };
+  if (headLinesEndInBareLf(err.rawPacket))
+    return {
+      status: 400,
+      body: {
+        code: 'malformed_request',
+        message:
+          "the request's lines end in a bare LF: HTTP/1.1 and HTTP/1.0 end the request line and each header line with CRLF (\\r\\n), and the head with an empty CRLF line (e.g. printf 'GET /health HTTP/1.0\\r\\n\\r\\n')",
+      },
+    };
+  if (err.code === 'HPE_INVALID_TRANSFER_ENCODING' || (err.code === 'HPE_INVALID_CONTENT_LENGTH' && /Transfer-Encoding/i.test(err.reason ?? '')))
+    return {
+      status: 400,
+      body: {
+        code: 'malformed_request',
+        message:
+          'the Transfer-Encoding header is not one the service reads: send Transfer-Encoding: chunked (the only transfer coding it reads) without Content-Length, or no Transfer-Encoding; to compress the body, use Content-Encoding: gzip (or deflate, br)',
+      },
+    };
+  const reason = typeof err.reason === 'string' && err.reason !== '' ? ` (${err.reason})` : '';
+  return {
+    status: 400,
+    body: {
+      code: 'malformed_request',
+      message: `the request is not valid HTTP/1.1 or HTTP/1.0${reason}: check its method, request line and headers; see /docs`,
+    },
+  };
+}
+
+/**
+ * Whether the head of a refused request (`rawPacket`, the bytes received) ends a line with a bare LF
+ * (`\n` not after `\r`): `printf 'GET / HTTP/1.0\n\n'`, which Node's parser refuses (RFC 9112 §2.2
+ * lets a recipient accept a bare LF, and llhttp does not). Only the head is looked at:
+ * the bytes up to its first empty line (CRLF CRLF, or LF LF).
+ */
+export function headLinesEndInBareLf(rawPacket: unknown): boolean {
+  if (!Buffer.isBuffer(rawPacket)) return false;
+  const text = rawPacket.toString('latin1');
+  const ends = [text.indexOf('\r\n\r\n'), text.indexOf('\n\n')].filter((at) => at >= 0);
+  const head = ends.length ? text.slice(0, Math.min(...ends) + 2) : text;
+  return /(^|[^\r])\n/.test(head);
 }
 
 /**
@@ -437,9 +482,10 @@ export function trailingSlashAnswer(table: RouteMethods, path: string, query: st
  * registered): 405 `method_not_allowed` with an `Allow` header when the path has routes but not
  * for the method (counted under the path's route pattern, see {@link unroutedRoutePattern}); 404
  * `route_not_found` saying to remove the trailing slash when the path without it is a route.
- * Other unknown paths go on to the plain 404.
+ * Other unknown paths go on to the plain 404. Returns the table of routes it keeps (filled as
+ * routes are registered), which `connect-method.ts` reads too.
  */
-export function answerNearRoutes(app: FastifyInstance): void {
+export function answerNearRoutes(app: FastifyInstance): RouteMethods {
   const table = new RouteMethods();
   app.addHook('onRoute', (route) => table.add(route));
   app.addHook('onRequest', (request, reply, done) => {
@@ -463,6 +509,7 @@ export function answerNearRoutes(app: FastifyInstance): void {
       .header('allow', allowed.join(', '))
       .send({ code: 'method_not_allowed', message: `${request.method} is not allowed here; use ${allowed.join(' or ')} (see /docs)` } satisfies ApiErrorBody);
   });
+  return table;
 }
 
 /**

@@ -7,6 +7,9 @@
  *   other than UTF-8 (`utf-8`, or its alias `utf8`, in any case) is answered 415
  *   `unsupported_encoding` then too, naming it (body-parser would let `utf-16` through and answer
  *   400 `malformed_json`, but `latin1` 415).
+ * - A transfer coding other than `chunked` (`Transfer-Encoding: gzip, chunked`) is answered 501
+ *   `unsupported_transfer_coding` before the body is read, on every method ({@link refuseTransferCodings}):
+ *   a body is compressed with `Content-Encoding`.
  * - JSON bodies are read by body-parser (the reader Express used): gzip (also sent as `x-gzip`,
  *   {@link acceptXGzip}), deflate and br bodies are inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is answered
  *   415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400 `malformed_json`
@@ -40,6 +43,7 @@ import { answerBeforeBody, continueOnlyWhenReading, declaresBody, type DiscardLi
 import { keepAliveAfterBodyErrors } from './keep-alive-after-body-errors';
 import { requestAbortedError } from './request-aborted';
 import { readableAfterHalfClose } from './body-after-half-close';
+import { refuseTransferCodings } from './transfer-codings';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -239,7 +243,7 @@ function answerAbortedBody(req: IncomingMessage, done: (error: Error | null, bod
 
 /**
  * Makes `app` parse JSON bodies (see the module doc) of at most `maxBodyBytes` (after inflating),
- * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser. A body declared
+ * answer 415 to bodies of other types and 501 to transfer codings other than `chunked`. Replaces Fastify's own JSON parser. A body declared
  * over the limit is answered 413 before it is read ({@link refuseDeclaredTooLarge}: the rest read
  * and discarded within `discardLimits`, default 64 MiB and 5 s, so the client reads the answer);
  * `100 Continue` is sent only when a body is read ({@link continueOnlyWhenReading}). A body cut
@@ -253,6 +257,7 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discar
   // UTF-8 bodies: their bytes, decoded and parsed here.
   const readBytes = raw(options);
   acceptXGzip(app);
+  app.addHook('onRequest', refuseTransferCodings(discardLimits));
   app.addHook('onRequest', requireJsonBody);
   app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes, discardLimits));
   continueOnlyWhenReading(app);

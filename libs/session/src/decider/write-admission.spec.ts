@@ -44,4 +44,22 @@ describe('checkWriteAdmission: when a write may still start', () => {
     expect(() => checkWriteAdmission({}, 's', { atArrival: 0n, now: 1n }, 0)).toThrow(/was erased after this request arrived/);
     expect(new SessionErasedMeanwhileError('s').code).toBe('session_erased');
   });
+
+  // It said "(the service is busy)" whatever made the request wait, its client's own slow upload included.
+  it("says what the deadline counts from (the transport's words, else the arrival), and names no cause of the wait", () => {
+    const refusal = (deadlineCountedFrom?: string): string => {
+      const command = admitWrite({}, { arrivedAtMs: 0, deadlineMs: 1000, clientGone: () => false, deadlineCountedFrom });
+      try {
+        checkWriteAdmission(command, 's', { atArrival: 0n, now: 0n }, 1500);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('not refused');
+    };
+    expect(refusal()).toMatch(
+      /had not started 1500 ms after it arrived, past the 1000 ms write deadline \(WRITE_DEADLINE_MS\), counted from when this replica received the request;/,
+    );
+    expect(refusal('when the head came: a slow body counts')).toContain('counted from when the head came: a slow body counts;');
+    expect(refusal()).not.toContain('busy');
+  });
 });

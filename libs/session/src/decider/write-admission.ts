@@ -36,6 +36,12 @@ export interface WriteAdmission {
    * reads it first thing). A rejection is the store's error, raised by the handler that awaits it.
    */
   readonly lifeAtArrival?: Promise<bigint>;
+  /**
+   * What `arrivedAtMs` is, as a `request_expired` message names it after "counted from", with what
+   * the wait includes (HTTP: `when this replica received the request's head (the time its body took
+   * to arrive counts, …)`); absent: `when this replica received the request` (errors.ts).
+   */
+  readonly deadlineCountedFrom?: string;
 }
 
 /** The session's life (stream incarnation, bigint) when the request arrived and now, as the handler read them. */
@@ -68,7 +74,7 @@ export function checkWriteAdmission(command: object, sessionId: string, lives: L
   if (admission) {
     const waitedMs = nowMs - admission.arrivedAtMs;
     const gone = admission.clientGone();
-    if (gone || waitedMs > admission.deadlineMs) throw new RequestExpiredError(waitedMs, admission.deadlineMs, gone);
+    if (gone || waitedMs > admission.deadlineMs) throw new RequestExpiredError(waitedMs, admission.deadlineMs, gone, admission.deadlineCountedFrom);
   }
   if (lives.now !== lives.atArrival) throw new SessionErasedMeanwhileError(sessionId);
 }
