@@ -371,6 +371,34 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(server.calls).toBe(2);
   });
 
+  // Newcomer ncllmfaults F1, F2: the openai client waited out any Retry-After (3600 s held a pass an hour per retry), and no abort ended that wait.
+  it('fails at once, no retry made, on a Retry-After longer than 60 s and the per-attempt timeout, naming the wait', async () => {
+    server.setDefault({ fault: 'status429', retryAfterSeconds: 3600 });
+    const started = Date.now();
+    const outcome = await summarizer({ maxRetries: 2, timeoutMs: 5000 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason:
+        'rate limited: HTTP 429 (rate_limit_exceeded); the endpoint asked to wait 3600 s before a retry (Retry-After), longer than the service waits (60 s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried',
+      calls: 1,
+      retries: 0,
+    });
+    expect(server.calls).toBe(1);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('ends the wait before a retry when the call is aborted', async () => {
+    server.setDefault({ fault: 'status429', retryAfterSeconds: 4 });
+    const controller = new AbortController();
+    const pending = summarizer({ maxRetries: 2, timeoutMs: 5000 }).summarize(request(3), { signal: controller.signal });
+    while (server.calls === 0) await new Promise((r) => setTimeout(r, 5));
+    const abortedAt = Date.now();
+    controller.abort();
+    expect(await pending).toMatchObject({ ok: false, reason: 'aborted', calls: 1 });
+    expect(Date.now() - abortedAt).toBeLessThan(2000);
+    expect(server.calls).toBe(1);
+  });
+
   it('retries a 500 once and succeeds', async () => {
     server.enqueue({ fault: 'status500' }).setDefault('OK AFTER 500');
     const outcome = await summarizer({ maxRetries: 1 }).summarize(request(3));

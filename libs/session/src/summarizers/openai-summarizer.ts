@@ -30,9 +30,11 @@
  * the first one, before it is carried into the next call.
  *
  * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
- * fault's kind and HTTP status only (never message text, never the API key). Retries of
- * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
- * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
+ * fault's kind and HTTP status only (never message text, never the API key). Timeouts,
+ * 408/409/429/5xx and connection errors are retried (`maxRetries`) by {@link withRetries}, as the
+ * `openai` client would (exponential backoff, `Retry-After` / `retry-after-ms` honoured), except
+ * that a wait the endpoint asks for over 60 s or `timeoutMs`, whichever is longer, fails the call at
+ * once, and the call's signal ends a wait between attempts.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type OpenAI from 'openai';
@@ -51,11 +53,18 @@ import { replyRefusal } from '../domain/reply-refusal';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 import { callSignal } from './call-signal';
+import { RetryWaitTooLongError, withRetries } from './model-call-retries';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
 export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
-/** Default number of retries the `openai` client makes after a failed attempt. */
+/** Default number of retries after a failed attempt ({@link withRetries}). */
 export const DEFAULT_SUMMARIZER_MAX_RETRIES = 2;
+/**
+ * The longest wait before a retry (ms) that an endpoint's `Retry-After` may ask for is the larger of
+ * this and the per-attempt timeout; a longer one fails the call at once (60 s: the bound the
+ * `openai` client kept before 5.x).
+ */
+export const RETRY_WAIT_FLOOR_MS = 60_000;
 /** Default bound on one call's input (system + user message), in estimator units. */
 export const DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS = 12_000;
 /** The endpoint used when no base URL is given. */
@@ -76,7 +85,7 @@ export interface OpenAiSummarizerOptions {
   model?: string;
   /** Per-attempt timeout in milliseconds, integer > 0. Default 60000. */
   timeoutMs?: number;
-  /** Retries after a failed attempt (the client's policy), integer ≥ 0. Default 2. */
+  /** Retries after a failed attempt (the `openai` client's policy, see {@link withRetries}), integer ≥ 0. Default 2. */
   maxRetries?: number;
   /** Bound on one call's input in `estimator` units, integer > 0. Default 12000. */
   maxInputTokens?: number;
@@ -130,7 +139,8 @@ export class OpenAiSummarizer implements Summarizer {
       logLevel: 'off',
       apiKey: options.apiKey && options.apiKey.length > 0 ? options.apiKey : NO_KEY,
       timeout: timeoutMs,
-      maxRetries,
+      // one attempt per request: the retries are withRetries' (the client's own wait no bound nor signal ends)
+      maxRetries: 0,
       fetch: sameRealmErrorsFetch,
     });
     this.identity = { kind: 'openai-compatible', model };
@@ -183,15 +193,25 @@ export class OpenAiSummarizer implements Summarizer {
       const call = callSignal(options.signal);
       try {
         completion = await attemptLedger.run(attempts, () =>
-          this.client.chat.completions.create(
+          withRetries(
+            () =>
+              this.client.chat.completions.create(
+                {
+                  model: this.identity.model,
+                  messages: [
+                    { role: 'system', content: system },
+                    { role: 'user', content: user },
+                  ],
+                },
+                { signal: call.signal },
+              ),
             {
-              model: this.identity.model,
-              messages: [
-                { role: 'system', content: system },
-                { role: 'user', content: user },
-              ],
+              maxRetries: this.settings.maxRetries,
+              maxWaitMs: this.longestRetryWaitMs(),
+              retryable: retriedFailure,
+              headersOf: failedAnswerHeaders,
+              signal: call.signal,
             },
-            { signal: call.signal },
           ),
         );
       } catch (err) {
@@ -255,11 +275,25 @@ export class OpenAiSummarizer implements Summarizer {
     return chunks.length > 0 ? chunks : [request];
   }
 
+  /** The longest wait before a retry an endpoint may ask for (ms): the larger of {@link RETRY_WAIT_FLOOR_MS} and the per-attempt timeout. */
+  private longestRetryWaitMs(): number {
+    return Math.max(RETRY_WAIT_FLOOR_MS, this.settings.timeoutMs);
+  }
+
   /** A reason for a thrown error: its kind and status, never its message (which may echo input). */
   private describeError(err: unknown): string {
     const { timeoutMs, maxRetries } = this.settings;
     const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
     const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
+    if (err instanceof RetryWaitTooLongError) {
+      const status = err.failure instanceof APIError && typeof err.failure.status === 'number' ? err.failure.status : undefined;
+      const code =
+        err.failure instanceof APIError && typeof err.failure.code === 'string' && KNOWN_ERROR_CODES.has(err.failure.code) ? ` (${err.failure.code})` : '';
+      const what = status === 429 ? `rate limited: HTTP 429${code}` : `model endpoint error: HTTP ${status ?? 'error'}${code}`;
+      const seconds = Math.ceil(err.waitMs / 1000);
+      const bound = Math.ceil(err.maxWaitMs / 1000);
+      return `${what}; the endpoint asked to wait ${seconds} s before a retry (Retry-After), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`;
+    }
     if (err instanceof APIUserAbortError) return 'aborted';
     if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
     if (err instanceof APIConnectionError) {
@@ -282,6 +316,29 @@ export class OpenAiSummarizer implements Summarizer {
     if (name === 'AbortError') return 'aborted';
     return `unexpected error: ${errorName(err)}`;
   }
+}
+
+/**
+ * Whether a failed attempt is retried, as the `openai` client decides (6.x `shouldRetry`): a
+ * connection error or a timeout; an answer with `x-should-retry: true`, or without
+ * `x-should-retry: false` one of 408, 409, 429 or 5xx. Never an abort by the caller.
+ */
+function retriedFailure(err: unknown): boolean {
+  const { APIUserAbortError, APIConnectionError, APIError } = openAiClient();
+  if (err instanceof APIUserAbortError) return false;
+  if (err instanceof APIConnectionError) return true;
+  if (!(err instanceof APIError)) return false;
+  const answer = err as { headers?: Headers; status?: unknown };
+  const asked = answer.headers?.get('x-should-retry');
+  if (asked === 'true' || asked === 'false') return asked === 'true';
+  const status = answer.status;
+  return status === 408 || status === 409 || status === 429 || (typeof status === 'number' && status >= 500);
+}
+
+/** The headers of the answer that failed an attempt (an `APIError` with an answer), else undefined. */
+function failedAnswerHeaders(err: unknown): Headers | undefined {
+  const { APIError } = openAiClient();
+  return err instanceof APIError ? (err as { headers?: Headers }).headers : undefined;
 }
 
 /**

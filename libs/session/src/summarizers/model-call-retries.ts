@@ -1,0 +1,96 @@
+/**
+ * The retries of one model call (`SUMMARIZER_MAX_RETRIES`): which failed attempts are retried, how
+ * long each retry waits, and the bound on a wait the endpoint asks for.
+ *
+ * The `openai` client's own retries (6.x) wait whatever `Retry-After` / `retry-after-ms` says,
+ * with no bound (older releases ignored a wait over 60 s), and that wait ignores the call's abort
+ * signal: an endpoint answering 429 with `Retry-After: 3600` held a compaction pass, and the
+ * session's automatic compaction, for an hour per retry, and a shutdown could not end the pass
+ * (newcomer ncllmfaults F1, F2). So the client makes one attempt per request (`maxRetries: 0`) and
+ * {@link withRetries} retries as the client did (the same failures, the same backoff, the
+ * endpoint's wait honoured), except that a wait the endpoint asks for over `maxWaitMs`
+ * (the larger of 60 s and `SUMMARIZER_TIMEOUT_MS`) ends the call at once ({@link RetryWaitTooLongError}), and every wait
+ * ends when the call's signal aborts.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** First backoff wait, milliseconds (the `openai` client's: 0.5 s, doubled per retry). */
+export const BACKOFF_INITIAL_MS = 500;
+/** Longest backoff wait, milliseconds (the `openai` client's: 8 s). */
+export const BACKOFF_MAX_MS = 8_000;
+
+/**
+ * The wait (milliseconds) the endpoint asks for before a retry, read from an answer's headers:
+ * `retry-after-ms` (milliseconds, not standard, sent by OpenAI), else `Retry-After` (RFC 9110
+ * §10.2.3: seconds, or an HTTP date, taken relative to `nowMs`); undefined when neither is there
+ * or readable. A date in the past gives a negative wait (retry at once). Pure.
+ */
+export function requestedRetryWaitMs(headers: Pick<Headers, 'get'> | undefined, nowMs: number): number | undefined {
+  const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(millis)) return millis;
+  const value = headers?.get('retry-after');
+  if (value === null || value === undefined || value.trim() === '') return undefined;
+  const seconds = Number.parseFloat(value);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? date - nowMs : undefined;
+}
+
+/**
+ * The backoff wait (milliseconds) before retry number `retry` (0: the first) when the endpoint asks
+ * for none: {@link BACKOFF_INITIAL_MS} doubled per retry, at most {@link BACKOFF_MAX_MS}, less a
+ * jitter of up to 25% (`random` in [0, 1)), as the `openai` client waits. Pure.
+ */
+export function backoffMs(retry: number, random: number): number {
+  return Math.min(BACKOFF_INITIAL_MS * 2 ** retry, BACKOFF_MAX_MS) * (1 - random * 0.25);
+}
+
+/** A retry not made: the endpoint asked to wait `waitMs` milliseconds, over the call's bound `maxWaitMs`. `failure`: the attempt's error. */
+export class RetryWaitTooLongError extends Error {
+  constructor(
+    readonly failure: unknown,
+    readonly waitMs: number,
+    readonly maxWaitMs: number,
+  ) {
+    super(`the endpoint asked to wait ${waitMs} ms before a retry, over the bound of ${maxWaitMs} ms`);
+    this.name = 'RetryWaitTooLongError';
+  }
+}
+
+/** How {@link withRetries} retries. */
+export interface RetryPolicy {
+  /** Retries after the first attempt, integer ≥ 0. */
+  maxRetries: number;
+  /** Longest wait (milliseconds) the endpoint may ask for; a longer one ends the call ({@link RetryWaitTooLongError}). */
+  maxWaitMs: number;
+  /** Whether a failed attempt is retried (its error). */
+  retryable: (error: unknown) => boolean;
+  /** The headers of the answer that failed the attempt, if it had one. */
+  headersOf: (error: unknown) => Pick<Headers, 'get'> | undefined;
+  /** Ends a wait between attempts: the wait rejects with Node's `AbortError`. */
+  signal?: AbortSignal;
+  /** The jitter's source, [0, 1) (default `Math.random`). */
+  random?: () => number;
+}
+
+/**
+ * Runs `attempt`, and again after each failure `policy.retryable` accepts, up to `policy.maxRetries`
+ * times, waiting before each retry what the failed answer's headers ask for
+ * ({@link requestedRetryWaitMs}), else the backoff ({@link backoffMs}). Resolves with the first
+ * attempt that succeeds. @throws (rejects with) the last attempt's error when it is not retryable or
+ * no retry is left; {@link RetryWaitTooLongError} when the endpoint asks to wait over
+ * `policy.maxWaitMs` (no retry made); Node's `AbortError` when `policy.signal` aborts during a wait.
+ */
+export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  const random = policy.random ?? Math.random;
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (retry >= policy.maxRetries || !policy.retryable(error)) throw error;
+      const asked = requestedRetryWaitMs(policy.headersOf(error), Date.now());
+      if (asked !== undefined && asked > policy.maxWaitMs) throw new RetryWaitTooLongError(error, Math.round(asked), policy.maxWaitMs);
+      await sleep(asked !== undefined ? Math.max(0, asked) : backoffMs(retry, random()), undefined, { signal: policy.signal });
+    }
+  }
+}
