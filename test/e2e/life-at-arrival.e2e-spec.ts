@@ -13,7 +13,7 @@ import type { EventStore } from '@lib/event-store';
 import { COMMAND_EVENT_STORE } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import { holdAppends } from '../support/held-appends';
-import { RawConnection, requestBytes } from '../support/raw-connection';
+import { requestBytes, rawConnections } from '../support/raw-connection';
 
 const user = (id: string) => JSON.stringify({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
@@ -21,12 +21,7 @@ describe('a write is written in the life its session was in when it arrived (pip
   let h: Harness;
   let port: number;
   let store: EventStore;
-  const connections: RawConnection[] = [];
-  const connect = (): RawConnection => {
-    const c = new RawConnection(port);
-    connections.push(c);
-    return c;
-  };
+  const { connect, closeAll } = rawConnections(() => port);
 
   beforeAll(async () => {
     h = await startService();
@@ -35,7 +30,7 @@ describe('a write is written in the life its session was in when it arrived (pip
     store = h.service.app.get<EventStore>(COMMAND_EVENT_STORE);
   });
   afterAll(async () => {
-    for (const c of connections) c.socket.destroy();
+    closeAll();
     await h?.stop();
     if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
   });

@@ -9,7 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { useService } from '../support/service-harness';
-import { RawConnection, requestBytes } from '../support/raw-connection';
+import { RawConnection, requestBytes, rawConnections } from '../support/raw-connection';
 
 const user = (id: string) => JSON.stringify({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
@@ -34,12 +34,7 @@ async function closedWithin(c: RawConnection, ms: number): Promise<boolean> {
 describe('request heads only raw clients send', () => {
   const harness = useService();
   let port: number;
-  const connections: RawConnection[] = [];
-  const connect = (): RawConnection => {
-    const c = new RawConnection(port);
-    connections.push(c);
-    return c;
-  };
+  const { connect, closeAll } = rawConnections(() => port);
 
   beforeAll(async () => {
     const server = harness.service.app.getHttpServer();
@@ -47,7 +42,7 @@ describe('request heads only raw clients send', () => {
     port = (server.address() as AddressInfo).port;
   });
   afterAll(() => {
-    for (const c of connections) c.socket.destroy();
+    closeAll();
   });
 
   const append = async (sessionId: string, id: string): Promise<void> => {

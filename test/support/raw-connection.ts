@@ -124,3 +124,18 @@ export class RawConnection {
     }
   }
 }
+
+/** Raw connections a spec opens to the service at `port()`, all closed by `closeAll()` (in its `afterAll`). */
+export function rawConnections(port: () => number): { connect: () => RawConnection; closeAll: () => void } {
+  const open: RawConnection[] = [];
+  return {
+    connect: () => {
+      const c = new RawConnection(port());
+      open.push(c);
+      return c;
+    },
+    closeAll: () => {
+      for (const c of open.splice(0)) c.socket.destroy();
+    },
+  };
+}
