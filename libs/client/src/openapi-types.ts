@@ -543,6 +543,8 @@ export interface components {
             lastRevision: string | null;
             /** @description global position of the erasure record in the log */
             position: string;
+            /** @description who ordered the erasure (never the API key itself); null for a record written before records kept it */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description the erased session id */
             sessionId: string;
         };

@@ -508,42 +508,6 @@ export const SessionListSchema = named(
   "A page of the tenant's sessions, newest activity first",
 );
 
-export const ErasureSchema = named(
-  'Erasure',
-  z.strictObject({
-    sessionId: z.string().describe('the erased session id'),
-    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
-    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
-    firstRevision: decimal
-      .nullable()
-      .describe(
-        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
-      ),
-    lastRevision: decimal
-      .nullable()
-      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
-    position: decimal.describe('global position of the erasure record in the log'),
-  }),
-  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
-);
-
-export const ErasureListSchema = named(
-  'ErasureList',
-  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
-  "A page of the tenant's erasures, newest first",
-);
-
-export const ArchivedOnArrivalSchema = named(
-  'ArchivedOnArrival',
-  z.strictObject({
-    eventId: z.string().describe('client id of the event archived on arrival (a late answer to a call the compaction archived)'),
-    revision: decimal.describe('revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision'),
-    position: decimal.describe('global position of that EventsArchived'),
-    at: isoTime.describe('ISO-8601 UTC time that EventsArchived was recorded'),
-  }),
-  'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
-);
-
 /** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions and erasure records. */
 export const RequestedBySchema = named(
   'RequestedBy',
@@ -564,6 +528,43 @@ export const RequestedBySchema = named(
       ),
     via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
   }),
+);
+
+export const ErasureSchema = named(
+  'Erasure',
+  z.strictObject({
+    sessionId: z.string().describe('the erased session id'),
+    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
+    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
+    firstRevision: decimal
+      .nullable()
+      .describe(
+        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
+      ),
+    lastRevision: decimal
+      .nullable()
+      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
+    position: decimal.describe('global position of the erasure record in the log'),
+    requestedBy: RequestedBySchema.nullable().describe('who ordered the erasure (never the API key itself); null for a record written before records kept it'),
+  }),
+  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
+);
+
+export const ErasureListSchema = named(
+  'ErasureList',
+  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
+  "A page of the tenant's erasures, newest first",
+);
+
+export const ArchivedOnArrivalSchema = named(
+  'ArchivedOnArrival',
+  z.strictObject({
+    eventId: z.string().describe('client id of the event archived on arrival (a late answer to a call the compaction archived)'),
+    revision: decimal.describe('revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision'),
+    position: decimal.describe('global position of that EventsArchived'),
+    at: isoTime.describe('ISO-8601 UTC time that EventsArchived was recorded'),
+  }),
+  'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
 );
 
 export const CompactionHistoryItemSchema = named(
