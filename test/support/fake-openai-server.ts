@@ -127,6 +127,8 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   /** Whether an `Authorization` header was present (its value is never recorded). */
   hadAuthorization: boolean;
+  /** The request target as sent: the path and its query, e.g. `/v1/chat/completions?api-version=2024-10-21`. */
+  target: string;
   /** What the server did: `reply` or the fault name. */
   answeredWith: 'reply' | FakeFaultName;
 }
@@ -246,6 +248,7 @@ export class FakeOpenAiServer {
       text: messages.map((m) => contentText(m?.content)).join('\n\n'),
       body,
       hadAuthorization: typeof req.headers.authorization === 'string',
+      target: req.url ?? '',
       answeredWith: 'reply',
     };
     this.requests.push(record);

@@ -349,6 +349,17 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(known).toMatchObject({ ok: false, reason: 'model endpoint rejected the request: HTTP 400 (context_length_exceeded)' });
   });
 
+  // Newcomer auditfix 2: `…/v1?api-version=…` (Azure) sent every call to `/v1?api-version=…%2Fchat%2Fcompletions` (404).
+  it('sends the query of OPENAI_BASE_URL after the route, on every call', async () => {
+    server.enqueue({ fault: 'status429', retryAfterSeconds: 0 });
+    const s = summarizerFromEnv({ OPENAI_BASE_URL: `${url}?api-version=2024-10-21&x=a%2Fb`, OPENAI_API_KEY: API_KEY, SUMMARIZER_MAX_RETRIES: '1' });
+    expect(await s.summarize(request(3))).toMatchObject({ ok: true, text: 'THE SUMMARY', calls: 2, retries: 1 });
+    expect(server.requests.map((r) => r.target)).toEqual([
+      '/v1/chat/completions?api-version=2024-10-21&x=a%2Fb',
+      '/v1/chat/completions?api-version=2024-10-21&x=a%2Fb',
+    ]);
+  });
+
   it('turns a blank (empty) reply into ok:false', async () => {
     server.setDefault({ fault: 'blank', text: '' });
     expect(await summarizer().summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/blank reply/) });
