@@ -483,6 +483,34 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ calls: 0, promptTokens: 0, completionTokens: 0 });
   });
 
+  // Newcomer auditfix 3: a reset after the request was sent said "could not reach the model endpoint", the words of calls: 0, with calls: 3.
+  it('says a connection that failed after the request was sent did so, and counts its attempts', async () => {
+    server.setDefault({ fault: 'reset' });
+    const outcome = await summarizer({ maxRetries: 2 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: 'the connection to the model endpoint failed after the request was sent (connection error, 2 retries)',
+      calls: 3,
+      retries: 2,
+    });
+    expect(server.calls).toBe(3);
+  });
+
+  it('says so when the last attempt could not connect but an earlier one reached the endpoint', async () => {
+    // the first attempt is reset, and the server is gone for the retry (refused)
+    server.setDefault(() => {
+      void server.close();
+      return { fault: 'reset' };
+    });
+    const outcome = await summarizer({ maxRetries: 1 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: 'the last attempt could not connect to the model endpoint (1 attempt before it reached it; connection error, 1 retry)',
+      calls: 1,
+      retries: 0,
+    });
+  });
+
   it('works without a key for a local endpoint', async () => {
     const outcome = await new OpenAiSummarizer({ baseURL: url, maxRetries: 0 }).summarize(request(3));
     expect(outcome).toMatchObject({ ok: true, text: 'THE SUMMARY' });

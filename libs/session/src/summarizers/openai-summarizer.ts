@@ -227,7 +227,7 @@ export class OpenAiSummarizer implements Summarizer {
       } catch (err) {
         // attempts that reached the endpoint are calls, none of them with usage reported
         addAttempts(usage, attempts, null);
-        return { ok: false, reason: prefix + this.describeError(err), ...usage };
+        return { ok: false, reason: prefix + this.describeError(err, attempts), ...usage };
       } finally {
         call.release();
       }
@@ -290,8 +290,14 @@ export class OpenAiSummarizer implements Summarizer {
     return Math.max(RETRY_WAIT_FLOOR_MS, this.settings.timeoutMs);
   }
 
-  /** A reason for a thrown error: its kind and status, never its message (which may echo input). */
-  private describeError(err: unknown): string {
+  /**
+   * A reason for a thrown error: its kind and status, never its message (which may echo input).
+   * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
+   * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
+   * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
+   * attempt could not connect` when an earlier one did.
+   */
+  private describeError(err: unknown, attempts: AttemptLedger): string {
     const { timeoutMs, maxRetries } = this.settings;
     const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
     const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
@@ -309,7 +315,11 @@ export class OpenAiSummarizer implements Summarizer {
     if (err instanceof APIConnectionError) {
       if (errorName(err.cause) === REPLY_CUT_OFF)
         return `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`;
-      return `could not reach the model endpoint (connection error, ${retries})`;
+      // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
+      if (attempts.reached === 0) return `could not reach the model endpoint (connection error, ${retries})`;
+      if (neverConnected(err))
+        return `the last attempt could not connect to the model endpoint (${attemptsText(attempts.reached)} before it reached it; connection error, ${retries})`;
+      return `the connection to the model endpoint failed after the request was sent (connection error, ${retries})`;
     }
     if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
@@ -459,6 +469,11 @@ function addAttempts(
     usage.promptTokens += reported.promptTokens;
     usage.completionTokens += reported.completionTokens;
   }
+}
+
+/** `1 attempt` or `n attempts`. */
+function attemptsText(n: number): string {
+  return n === 1 ? '1 attempt' : `${n} attempts`;
 }
 
 /** Name of the error {@link sameRealmErrorsFetch} rejects with when a connection is lost while the answer arrives. */
