@@ -860,7 +860,7 @@ async function renderErasures(isCurrent) {
       h(
         'p',
         { class: 'muted' },
-        'Each erased session life: its id, when it was erased, how many events went, which revisions and who ordered it (the transport, the API key by its label, never the key, and the request or command id). The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
+        'Each erased session life: its id, when it was erased, how many events of its stream went (the conversation events and its compaction and policy events: more than the event count of the session page once it was compacted), which revisions and who ordered it (the transport, the API key by its label, never the key, and the request or command id). The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
         count,
       ),
       h(

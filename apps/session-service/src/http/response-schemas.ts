@@ -474,7 +474,9 @@ export const SessionSummarySchema = named(
       "size of the active window under estimator: the estimator query parameter, cl100k_base when absent (not the session policy's estimator, policy.estimator)",
     ),
     estimator: EstimatorSchema,
-    compactionCount: count.describe('recorded compactions that changed the window'),
+    compactionCount: count.describe(
+      'recorded compactions with outcome compacted; a failed pass counts in failedCompactionCount only, also one that archived superseded system messages (and so changed the window)',
+    ),
     failedCompactionCount: count,
     noopCompactionCount: count.describe(
       'recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5)',
@@ -530,12 +532,16 @@ export const RequestedBySchema = named(
   }),
 );
 
+/** What `erasedEvents` counts (the erasure answer and the erasure list). */
+const ERASED_EVENTS =
+  "events of the session's stream the deletion removed (its revisions, lastRevision − firstRevision + 1): conversation events and also the compaction decisions' events (archives, summaries, completion and failure records) and policy events, so more than the session summary's eventCount once it was compacted or had a policy";
+
 export const ErasureSchema = named(
   'Erasure',
   z.strictObject({
     sessionId: z.string().describe('the erased session id'),
     erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
-    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
+    erasedEvents: z.number().int().min(0).describe(ERASED_EVENTS),
     firstRevision: decimal
       .nullable()
       .describe(
@@ -753,7 +759,7 @@ export const EraseAnswerSchema = named(
   'EraseAnswer',
   z.strictObject({
     sessionId: z.string(),
-    erasedEvents: count,
+    erasedEvents: count.describe(ERASED_EVENTS),
     erasedAt: isoTime,
     position: decimal.describe(
       'global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does)',
