@@ -46,6 +46,8 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
   let compactionId: string;
   /** A session written and erased, and when. */
   const GONE = 'ua-gone';
+  /** The X-Request-Id of GONE's erasure: the Erasures view says who ordered it. */
+  const GONE_REQUEST = 'ua-erase-ticket-1';
   let erasedAt: string;
 
   const append = async (sessionId: string, events: object[]) => {
@@ -72,7 +74,10 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     compactionId = data!.compactionId!;
     await append('ua-small', turns('s', 3));
     await append(GONE, turns('g', 1));
-    const { data: gone } = await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: GONE } } });
+    const { data: gone } = await client.DELETE('/v1/sessions/{sessionId}', {
+      params: { path: { sessionId: GONE } },
+      headers: { 'x-request-id': GONE_REQUEST },
+    });
     erasedAt = gone!.erasedAt;
     ({ browser, page } = await launchChromiumPage());
   }, 120_000);
@@ -179,7 +184,13 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await waitInPage(page, "document.activeElement?.id === 'erasures-title'");
     expect(await page.title()).toBe('Erasures – Session audit');
     const cells = await row.locator('td').allInnerTexts();
-    expect(cells.slice(0, 4)).toEqual([GONE, erasedAt.replace('T', ' ').replace('Z', ' UTC'), '2', '0–1']);
+    expect(cells.slice(0, 5)).toEqual([
+      GONE,
+      erasedAt.replace('T', ' ').replace('Z', ' UTC'),
+      '2',
+      '0–1',
+      `over HTTP, no API key (open mode), request id ${GONE_REQUEST} (the client's X-Request-Id)`,
+    ]);
     expect(await page.locator('#erasure-count').innerText()).toBe('1 erasure loaded, more available');
     // "Load more" with another release's cursor: the list again from its first page, said, nothing twice.
     await page.locator('#erasures-more').click();

@@ -1,7 +1,8 @@
 /**
  * What an auditor can read of erasures over HTTP (newcomer nca11y A6): `GET /v1/erasures` lists
  * the caller's tenant's erasures, newest first, in keyset pages (no content: session id, time,
- * event count, the revisions of the erased life, the record's position), with the list routes'
+ * event count, the revisions of the erased life, the record's position, who ordered it: never the
+ * API key itself), with the list routes'
  * cursor errors; `GET /v1/sessions/{id}` of an erased session id answers 404 with `erasedAt`, and a
  * session id written again after its erasure answers its new life. The list is a read model
  * rebuilt from the log: deleting the read models gives the same answers. Runtime: about 5 s.
@@ -27,8 +28,14 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
       .set(as(key))
       .send({ messages: Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, role: 'user', content: `secret ${prefix}${i}` })) })
       .expect(201);
-  const erase = async (key: string, sessionId: string) =>
-    (await h.http().delete(`/v1/sessions/${sessionId}`).set(as(key)).expect(200)).body as { erasedAt: string; erasedEvents: number; position: string };
+  const erase = async (key: string, sessionId: string, requestId?: string) =>
+    (
+      await h
+        .http()
+        .delete(`/v1/sessions/${sessionId}`)
+        .set({ ...as(key), ...(requestId === undefined ? {} : { 'x-request-id': requestId }) })
+        .expect(200)
+    ).body as { erasedAt: string; erasedEvents: number; position: string };
   const list = (key: string, query: Record<string, string> = {}) => h.http().get('/v1/erasures').query(query).set(as(key));
   /** tenantA's erasures, oldest first: s1's first life, s2, s1's second life. */
   const erased: Array<{ erasedAt: string; erasedEvents: number; position: string }> = [];
@@ -36,11 +43,11 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
   beforeAll(async () => {
     h = await startService({ env });
     await write(KEY_A, 's1', 3, 'a');
-    erased.push(await erase(KEY_A, 's1'));
+    erased.push(await erase(KEY_A, 's1', 'ticket-1'));
     await write(KEY_A, 's2', 1, 'b');
     erased.push(await erase(KEY_A, 's2'));
     await write(KEY_A, 's1', 2, 'c');
-    erased.push(await erase(KEY_A, 's1'));
+    erased.push(await erase(KEY_A, 's1', 'ticket-3'));
     await write(KEY_B, 's1', 4, 'd');
     await erase(KEY_B, 's1');
   }, 60_000);
@@ -48,10 +55,39 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
     await h?.stop();
   });
 
+  /** Who ordered an erasure of KEY_A (the first entry of API_KEYS) with `requestId` of the client's, or one the service made. */
+  const byKeyA = (requestId?: string) =>
+    requestId === undefined
+      ? { keyLabel: 'API_KEYS#1', requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), requestIdFrom: 'service', via: 'http' }
+      : { keyLabel: 'API_KEYS#1', requestId, requestIdFrom: 'client', via: 'http' };
   const expected = () => [
-    { sessionId: 's1', erasedAt: erased[2].erasedAt, erasedEvents: 2, firstRevision: '3', lastRevision: '4', position: erased[2].position },
-    { sessionId: 's2', erasedAt: erased[1].erasedAt, erasedEvents: 1, firstRevision: '0', lastRevision: '0', position: erased[1].position },
-    { sessionId: 's1', erasedAt: erased[0].erasedAt, erasedEvents: 3, firstRevision: '0', lastRevision: '2', position: erased[0].position },
+    {
+      sessionId: 's1',
+      erasedAt: erased[2].erasedAt,
+      erasedEvents: 2,
+      firstRevision: '3',
+      lastRevision: '4',
+      position: erased[2].position,
+      requestedBy: byKeyA('ticket-3'),
+    },
+    {
+      sessionId: 's2',
+      erasedAt: erased[1].erasedAt,
+      erasedEvents: 1,
+      firstRevision: '0',
+      lastRevision: '0',
+      position: erased[1].position,
+      requestedBy: byKeyA(),
+    },
+    {
+      sessionId: 's1',
+      erasedAt: erased[0].erasedAt,
+      erasedEvents: 3,
+      firstRevision: '0',
+      lastRevision: '2',
+      position: erased[0].position,
+      requestedBy: byKeyA('ticket-1'),
+    },
   ];
 
   it("lists the tenant's erasures newest first, without content, in keyset pages", async () => {
@@ -61,6 +97,8 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
     const second = await list(KEY_A, { limit: '2', cursor: first.body.nextCursor }).expect(200);
     expect(second.body).toEqual({ erasures: expected().slice(2) });
     expect(JSON.stringify([first.body, second.body])).not.toContain('secret');
+    // Who ordered each erasure, never the API key itself.
+    expect(JSON.stringify([first.body, second.body])).not.toContain(KEY_A);
     // Another tenant's erasures only
     const other = await list(KEY_B).expect(200);
     expect(other.body.erasures.map((e: { sessionId: string; erasedEvents: number }) => [e.sessionId, e.erasedEvents])).toEqual([['s1', 4]]);

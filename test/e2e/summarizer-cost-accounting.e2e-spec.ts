@@ -78,6 +78,25 @@ describe('summarizer cost accounting', () => {
     if (replay.replayed) expect(replay).toMatchObject({ tokensAfter: answer.tokensAfter, tokensEstimatedSaved: answer.tokensEstimatedSaved });
   });
 
+  // The README's definitions (newcomer auditfix 4): compactionCount counts decisions with outcome
+  // compacted, not a failed pass that changed the window; erasedEvents every event of the stream.
+  it("counts a failed pass that changed the window as failed only, and an erasure's erasedEvents as every event of the session's stream", async () => {
+    fake.setDefault({ fault: 'status500' });
+    const { answer } = await compact('f2-counts', true);
+    expect(answer).toMatchObject({ outcome: 'failed', archived: ['f2-counts-s1'] });
+    expect(answer.tokensAfter).toBeLessThan(answer.tokensBefore);
+    const summary = (await harness.http().get(`/v1/sessions/f2-counts?minPosition=${answer.position}`).expect(200)).body;
+    expect(summary).toMatchObject({ eventCount: conversation('f2-counts', true).length, compactionCount: 0, failedCompactionCount: 1 });
+    const erased = (await harness.http().delete('/v1/sessions/f2-counts').expect(200)).body;
+    const listed = (await harness.http().get(`/v1/erasures?minPosition=${erased.position}`).expect(200)).body.erasures.find(
+      (e: { sessionId: string }) => e.sessionId === 'f2-counts',
+    );
+    // the conversation events and the failed decision's events: every revision of the stream
+    expect(erased.erasedEvents).toBe(Number(summary.revision) + 1);
+    expect(erased.erasedEvents).toBe(Number(listed.lastRevision) - Number(listed.firstRevision) + 1);
+    expect(erased.erasedEvents).toBeGreaterThan(summary.eventCount);
+  });
+
   it.each([
     ['a timed-out attempt (the endpoint still answers it late)', { reply: 'late', delayMs: 1200, usage: { prompt_tokens: 999, completion_tokens: 99 } }],
     ['an HTTP 500 attempt', { fault: 'status500' as const }],
@@ -110,6 +129,17 @@ describe('summarizer cost accounting', () => {
       'summarizer failed: the connection to the model endpoint was lost while its answer arrived (connection error, 2 retries)',
     );
     expect(item.summarizer).toMatchObject({ calls: 3, retries: 2, unreportedUsageCalls: 3, usage: { promptTokens: 0, completionTokens: 0 } });
+  });
+
+  // Newcomer auditfix 3: it said "could not reach the model endpoint", the reason of a call that never connected (calls: 0).
+  it('a connection reset after the request was sent, before any answer, says so and counts every attempt', async () => {
+    fake.setDefault({ fault: 'reset' });
+    const { answer, item } = await compact('f5-reset');
+    expect(fake.calls).toBe(3);
+    expect(answer.failure.reason).toBe(
+      'summarizer failed: the connection to the model endpoint failed after the request was sent (connection error, 2 retries)',
+    );
+    expect(item.summarizer).toMatchObject({ calls: 3, retries: 2, unreportedUsageCalls: 3 });
   });
 
   it.each([

@@ -78,6 +78,7 @@ export interface FakeReply {
  * - `content-filter`: HTTP 200 with finish_reason `content_filter` and null content.
  * - `no-choices`: HTTP 200 with valid JSON and an empty `choices` array.
  * - `reset-mid-answer`: HTTP 200 headers and the start of a body, then the connection is destroyed.
+ * - `reset`: the request is read whole, then the connection is destroyed with no answer at all.
  */
 export type FakeFault =
   | { fault: 'timeout' }
@@ -90,7 +91,8 @@ export type FakeFault =
   | { fault: 'refusal' }
   | { fault: 'content-filter' }
   | { fault: 'no-choices' }
-  | { fault: 'reset-mid-answer' };
+  | { fault: 'reset-mid-answer' }
+  | { fault: 'reset' };
 
 /** The names of the faults of {@link FakeFault}. */
 export type FakeFaultName = FakeFault['fault'];
@@ -127,6 +129,8 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   /** Whether an `Authorization` header was present (its value is never recorded). */
   hadAuthorization: boolean;
+  /** The request target as sent: the path and its query, e.g. `/v1/chat/completions?api-version=2024-10-21`. */
+  target: string;
   /** What the server did: `reply` or the fault name. */
   answeredWith: 'reply' | FakeFaultName;
 }
@@ -246,6 +250,7 @@ export class FakeOpenAiServer {
       text: messages.map((m) => contentText(m?.content)).join('\n\n'),
       body,
       hadAuthorization: typeof req.headers.authorization === 'string',
+      target: req.url ?? '',
       answeredWith: 'reply',
     };
     this.requests.push(record);
@@ -319,6 +324,9 @@ export class FakeOpenAiServer {
         return;
       case 'content-filter':
         sendJson(res, 200, completion(record, null, 'content_filter', null));
+        return;
+      case 'reset':
+        res.socket?.destroy();
         return;
       case 'reset-mid-answer':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });

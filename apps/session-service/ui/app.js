@@ -774,7 +774,7 @@ async function renderSessionList(isCurrent) {
 /**
  * The erasures view (`#/erasures`): the tenant's erasures, newest first (`GET /v1/erasures`), in
  * pages of 100 with "Load more": each erased session life's id, when it was erased, how many events
- * went and which revisions; no content is kept of them. Its first page is read before anything on
+ * went, which revisions and who ordered it ({@link requestedByParts}); no content is kept of them. Its first page is read before anything on
  * screen is replaced (a failure goes to the caller); "Load more" is ignored while a page is read,
  * and a page refused as another release's cursor starts the list again from its first page and
  * says so ({@link pageOrRestart}).
@@ -803,6 +803,13 @@ async function renderErasures(isCurrent) {
         e.lastRevision === null
           ? h('span', { class: 'muted', title: 'an erasure recorded before records named their revisions' }, 'not recorded')
           : `${e.firstRevision ?? '?'}–${e.lastRevision}`,
+      ),
+      h(
+        'td',
+        { class: 'requested-by' },
+        e.requestedBy
+          ? requestedByParts(e.requestedBy)
+          : h('span', { class: 'muted', title: 'an erasure recorded before records kept who ordered it' }, 'not recorded'),
       ),
       h('td', { class: 'num' }, e.position),
     );
@@ -853,7 +860,7 @@ async function renderErasures(isCurrent) {
       h(
         'p',
         { class: 'muted' },
-        'Each erased session life: its id, when it was erased, how many events went and which revisions. The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
+        'Each erased session life: its id, when it was erased, how many events of its stream went (the conversation events and its compaction and policy events: more than the event count of the session page once it was compacted), which revisions and who ordered it (the transport, the API key by its label, never the key, and the request or command id). The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
         count,
       ),
       h(
@@ -869,6 +876,7 @@ async function renderErasures(isCurrent) {
             h('th', {}, 'Erased at'),
             h('th', { class: 'num' }, 'Events erased'),
             h('th', {}, 'Revisions'),
+            h('th', {}, 'Ordered by'),
             h('th', { class: 'num' }, 'Record position'),
           ),
         ),
@@ -900,7 +908,7 @@ function showErased(sessionId, erasedAt) {
         {},
         'This session was erased at ',
         timeOf(erasedAt, 'erased at'),
-        ': its content left the store and every read model, and it has not been written since. What is kept of the erasure (when, how many events, which revisions) is listed under ',
+        ': its content left the store and every read model, and it has not been written since. What is kept of the erasure (when, how many events, which revisions, who ordered it) is listed under ',
         h('a', { href: '#/erasures' }, 'Erasures'),
         '.',
       ),

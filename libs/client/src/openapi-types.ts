@@ -526,6 +526,7 @@ export interface components {
         EraseAnswer: {
             /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             erasedAt: string;
+            /** @description events of the session's stream the deletion removed (its revisions, lastRevision − firstRevision + 1): conversation events and also the compaction decisions' events (archives, summaries, completion and failure records) and policy events, so more than the session summary's eventCount once it was compacted or had a policy */
             erasedEvents: number;
             /** @description global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does) */
             position: string;
@@ -535,7 +536,7 @@ export interface components {
         Erasure: {
             /** @description ISO-8601 UTC time of the erasure (as DELETE answered it) */
             erasedAt: string;
-            /** @description events the deletion removed */
+            /** @description events of the session's stream the deletion removed (its revisions, lastRevision − firstRevision + 1): conversation events and also the compaction decisions' events (archives, summaries, completion and failure records) and policy events, so more than the session summary's eventCount once it was compacted or had a policy */
             erasedEvents: number;
             /** @description first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision */
             firstRevision: string | null;
@@ -543,6 +544,8 @@ export interface components {
             lastRevision: string | null;
             /** @description global position of the erasure record in the log */
             position: string;
+            /** @description who ordered the erasure (never the API key itself); null for a record written before records kept it */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description the erased session id */
             sessionId: string;
         };
@@ -1065,7 +1068,7 @@ export interface components {
         };
         /** @description One session as the audit list shows it */
         SessionSummary: {
-            /** @description recorded compactions that changed the window */
+            /** @description recorded compactions with outcome compacted; a failed pass counts in failedCompactionCount only, also one that archived superseded system messages (and so changed the window) */
             compactionCount: number;
             /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             createdAt: string;

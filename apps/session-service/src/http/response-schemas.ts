@@ -474,7 +474,9 @@ export const SessionSummarySchema = named(
       "size of the active window under estimator: the estimator query parameter, cl100k_base when absent (not the session policy's estimator, policy.estimator)",
     ),
     estimator: EstimatorSchema,
-    compactionCount: count.describe('recorded compactions that changed the window'),
+    compactionCount: count.describe(
+      'recorded compactions with outcome compacted; a failed pass counts in failedCompactionCount only, also one that archived superseded system messages (and so changed the window)',
+    ),
     failedCompactionCount: count,
     noopCompactionCount: count.describe(
       'recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5)',
@@ -508,42 +510,6 @@ export const SessionListSchema = named(
   "A page of the tenant's sessions, newest activity first",
 );
 
-export const ErasureSchema = named(
-  'Erasure',
-  z.strictObject({
-    sessionId: z.string().describe('the erased session id'),
-    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
-    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
-    firstRevision: decimal
-      .nullable()
-      .describe(
-        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
-      ),
-    lastRevision: decimal
-      .nullable()
-      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
-    position: decimal.describe('global position of the erasure record in the log'),
-  }),
-  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
-);
-
-export const ErasureListSchema = named(
-  'ErasureList',
-  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
-  "A page of the tenant's erasures, newest first",
-);
-
-export const ArchivedOnArrivalSchema = named(
-  'ArchivedOnArrival',
-  z.strictObject({
-    eventId: z.string().describe('client id of the event archived on arrival (a late answer to a call the compaction archived)'),
-    revision: decimal.describe('revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision'),
-    position: decimal.describe('global position of that EventsArchived'),
-    at: isoTime.describe('ISO-8601 UTC time that EventsArchived was recorded'),
-  }),
-  'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
-);
-
 /** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions and erasure records. */
 export const RequestedBySchema = named(
   'RequestedBy',
@@ -564,6 +530,47 @@ export const RequestedBySchema = named(
       ),
     via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
   }),
+);
+
+/** What `erasedEvents` counts (the erasure answer and the erasure list). */
+const ERASED_EVENTS =
+  "events of the session's stream the deletion removed (its revisions, lastRevision − firstRevision + 1): conversation events and also the compaction decisions' events (archives, summaries, completion and failure records) and policy events, so more than the session summary's eventCount once it was compacted or had a policy";
+
+export const ErasureSchema = named(
+  'Erasure',
+  z.strictObject({
+    sessionId: z.string().describe('the erased session id'),
+    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
+    erasedEvents: z.number().int().min(0).describe(ERASED_EVENTS),
+    firstRevision: decimal
+      .nullable()
+      .describe(
+        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
+      ),
+    lastRevision: decimal
+      .nullable()
+      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
+    position: decimal.describe('global position of the erasure record in the log'),
+    requestedBy: RequestedBySchema.nullable().describe('who ordered the erasure (never the API key itself); null for a record written before records kept it'),
+  }),
+  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
+);
+
+export const ErasureListSchema = named(
+  'ErasureList',
+  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
+  "A page of the tenant's erasures, newest first",
+);
+
+export const ArchivedOnArrivalSchema = named(
+  'ArchivedOnArrival',
+  z.strictObject({
+    eventId: z.string().describe('client id of the event archived on arrival (a late answer to a call the compaction archived)'),
+    revision: decimal.describe('revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision'),
+    position: decimal.describe('global position of that EventsArchived'),
+    at: isoTime.describe('ISO-8601 UTC time that EventsArchived was recorded'),
+  }),
+  'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
 );
 
 export const CompactionHistoryItemSchema = named(
@@ -752,7 +759,7 @@ export const EraseAnswerSchema = named(
   'EraseAnswer',
   z.strictObject({
     sessionId: z.string(),
-    erasedEvents: count,
+    erasedEvents: count.describe(ERASED_EVENTS),
     erasedAt: isoTime,
     position: decimal.describe(
       'global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does)',

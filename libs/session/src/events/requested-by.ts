@@ -21,3 +21,19 @@ export interface RequestedBy {
   /** The transport that carried the command. */
   via: 'http' | 'nats';
 }
+
+/**
+ * The {@link RequestedBy} of a stored record's `requestedBy`, with only its known fields (so a read
+ * model keeps nothing else a record might carry); null when `value` is absent or has no `via` of
+ * `http`/`nats` (records written before it was recorded). Pure.
+ */
+export function requestedByOf(value: unknown): RequestedBy | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const r = value as Record<string, unknown>;
+  if (r.via !== 'http' && r.via !== 'nats') return null;
+  const out: RequestedBy = { via: r.via };
+  if (typeof r.keyLabel === 'string') out.keyLabel = r.keyLabel;
+  if (typeof r.requestId === 'string') out.requestId = r.requestId;
+  if (r.requestIdFrom === 'client' || r.requestIdFrom === 'service') out.requestIdFrom = r.requestIdFrom;
+  return out;
+}

@@ -12,7 +12,7 @@ import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events
  * - paging a tenant's list with any page size gives each of its records once, newest first, and
  *   nothing of another tenant;
  * - each row's `firstRevision` is the revision after the same session id's previous life's last (0
- *   for its first), `lastRevision` the record's;
+ *   for its first), `lastRevision` the record's, `requestedBy` the record's (null without one);
  * - the rows are the same when the records are applied again or in other batches (a rebuild).
  */
 
@@ -32,12 +32,29 @@ function record(tenant: string, position: bigint, data: SessionErasedData): Reco
 
 /** Records of lives of sessions: per (tenant, session) each life ends past the one before. */
 const records = fc
-  .array(fc.record({ tenant: fc.constantFrom('t1', 't2'), session: fc.constantFrom('a', 'b', 'c'), events: fc.integer({ min: 1, max: 5 }) }), {
-    maxLength: 30,
-  })
+  .array(
+    fc.record({
+      tenant: fc.constantFrom('t1', 't2'),
+      session: fc.constantFrom('a', 'b', 'c'),
+      events: fc.integer({ min: 1, max: 5 }),
+      requestedBy: fc.option(
+        fc.record(
+          {
+            keyLabel: fc.constantFrom('API_KEYS#1', 'API_KEYS#2'),
+            requestId: fc.string(),
+            requestIdFrom: fc.constantFrom('client' as const, 'service' as const),
+            via: fc.constant('http' as const),
+          },
+          { requiredKeys: ['via'] },
+        ),
+        { nil: undefined },
+      ),
+    }),
+    { maxLength: 30 },
+  )
   .map((lives) => {
     const lastOf = new Map<string, bigint>();
-    return lives.map(({ tenant, session, events }, i) => {
+    return lives.map(({ tenant, session, events, requestedBy }, i) => {
       const key = `${tenant}/${session}`;
       const first = (lastOf.get(key) ?? -1n) + 1n;
       const last = first + BigInt(events) - 1n;
@@ -47,6 +64,7 @@ const records = fc
         erasedEvents: events,
         erasedAt: `2026-12-03T00:00:${String(i).padStart(2, '0')}.000Z`,
         lastRevision: String(last),
+        ...(requestedBy === undefined ? {} : { requestedBy }),
       };
       return { tenant, first, event: record(tenant, BigInt(i + 1), data) };
     });
@@ -83,6 +101,7 @@ describe('erasures read model', () => {
                 firstRevision: first,
                 lastRevision: BigInt(data.lastRevision!),
                 position: event.position,
+                requestedBy: data.requestedBy ?? null,
               };
             });
           expect(allPages(store, tenant, limit)).toEqual(expected);

@@ -75,7 +75,9 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  *   `erasure-<tenant>` stream), keyed by its global position: the tenant, session id, `erased_at`,
  *   `erased_events`, and the life it closes, `last_revision` (NULL for records written before they
  *   named it) and `first_revision` (the revision after the last one of the session id's previous
- *   erased life, 0 for its first; NULL without `last_revision`). No content: what an auditor may see
+ *   erased life, 0 for its first; NULL without `last_revision`), and since version 23
+ *   `requested_by_json`, who ordered it (the record's `requestedBy` as JSON text, never the API key;
+ *   NULL for records written before they kept it). No content: what an auditor may see
  *   of an erasure (`GET /v1/erasures`, the 404 of an erased session's summary). Rows are never
  *   deleted (the records stay in the log); a rebuild gives the same rows. `erasures_by_session`
  *   finds a session id's latest erasure.
@@ -128,10 +130,12 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * and `session_log.data_json` (`withTextField`, the shape every read answers); 21: every character
  * of a recall document is indexed, a long one in overlapping rows (`recall-chunks`); 22:
  * `session_log.recall_rows` marks the events of several rows of a recall index (and
- * `session_log_by_recall_rows` lists them), so a query's words are found across an event's rows; a store
- * opened with another version is dropped and rebuilt from the log.
+ * `session_log_by_recall_rows` lists them), so a query's words are found across an event's rows; 23:
+ * `erasures.requested_by_json`, who ordered each erasure (the record's `requestedBy`), so `GET
+ * /v1/erasures` shows it also for erasures projected before (the rebuild reads it from the log); a
+ * store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 22;
+export const READ_MODEL_SCHEMA_VERSION = 23;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -231,7 +235,8 @@ CREATE TABLE IF NOT EXISTS erasures (
   erased_at       TEXT NOT NULL,
   erased_events   INTEGER NOT NULL,
   first_revision  INTEGER,
-  last_revision   INTEGER
+  last_revision   INTEGER,
+  requested_by_json TEXT
 );
 CREATE INDEX IF NOT EXISTS erasures_by_tenant ON erasures (tenant_id, position);
 CREATE INDEX IF NOT EXISTS erasures_by_session ON erasures (tenant_id, session_id, position);

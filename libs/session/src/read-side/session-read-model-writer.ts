@@ -15,6 +15,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { ALL_ROWS, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
+import { requestedByOf } from '../events/requested-by';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
 import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
@@ -124,8 +125,8 @@ export class SessionReadModelWriter {
       eraseSession: s('DELETE FROM sessions WHERE session_key = ?'),
       lifeBefore: s('SELECT max(last_revision) AS last FROM erasures WHERE tenant_id = ? AND session_id = ? AND last_revision < ?').safeIntegers(true),
       insertErasure: s(
-        `INSERT OR REPLACE INTO erasures (position, tenant_id, session_id, erased_at, erased_events, first_revision, last_revision)
-         VALUES (@position, @tenantId, @sessionId, @erasedAt, @erasedEvents, @firstRevision, @lastRevision)`,
+        `INSERT OR REPLACE INTO erasures (position, tenant_id, session_id, erased_at, erased_events, first_revision, last_revision, requested_by_json)
+         VALUES (@position, @tenantId, @sessionId, @erasedAt, @erasedEvents, @firstRevision, @lastRevision, @requestedByJson)`,
       ),
     };
   }
@@ -138,6 +139,8 @@ export class SessionReadModelWriter {
    * (keyed by the record's position). Call inside the projector's transaction, in log order. A
    * record without `erasedAt` (none is written so) gets the time the store recorded it, one without
    * `erasedEvents` 0: the erasure it records is applied anyway, and its row never stops the projector.
+   * Who ordered it (`requestedBy`, its known fields only, see `requestedByOf`) is kept as JSON text,
+   * NULL for a record without it.
    * @throws MalformedEventError when the record names no `sessionId`; SyntaxError when
    *   `lastRevision` is not a decimal integer (as `erasedRowsOf` does for its erasure).
    */
@@ -145,6 +148,7 @@ export class SessionReadModelWriter {
     const data = recorded.data as Partial<SessionErasedData> | null;
     if (typeof data?.sessionId !== 'string') throw new MalformedEventError(recorded.streamId, recorded.position, 'data.sessionId is required');
     const last = data.lastRevision === undefined ? null : BigInt(data.lastRevision);
+    const requestedBy = requestedByOf(data.requestedBy);
     const before = last === null ? undefined : (this.stmts.lifeBefore.get(tenantId, data.sessionId, last) as { last: bigint | null } | undefined);
     this.stmts.insertErasure.run({
       position: recorded.position,
@@ -154,6 +158,7 @@ export class SessionReadModelWriter {
       erasedEvents: typeof data.erasedEvents === 'number' ? data.erasedEvents : 0,
       firstRevision: last === null ? null : before?.last == null ? 0n : before.last + 1n,
       lastRevision: last,
+      requestedByJson: requestedBy && JSON.stringify(requestedBy),
     });
   }
 

@@ -349,6 +349,17 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(known).toMatchObject({ ok: false, reason: 'model endpoint rejected the request: HTTP 400 (context_length_exceeded)' });
   });
 
+  // Newcomer auditfix 2: `…/v1?api-version=…` (Azure) sent every call to `/v1?api-version=…%2Fchat%2Fcompletions` (404).
+  it('sends the query of OPENAI_BASE_URL after the route, on every call', async () => {
+    server.enqueue({ fault: 'status429', retryAfterSeconds: 0 });
+    const s = summarizerFromEnv({ OPENAI_BASE_URL: `${url}?api-version=2024-10-21&x=a%2Fb`, OPENAI_API_KEY: API_KEY, SUMMARIZER_MAX_RETRIES: '1' });
+    expect(await s.summarize(request(3))).toMatchObject({ ok: true, text: 'THE SUMMARY', calls: 2, retries: 1 });
+    expect(server.requests.map((r) => r.target)).toEqual([
+      '/v1/chat/completions?api-version=2024-10-21&x=a%2Fb',
+      '/v1/chat/completions?api-version=2024-10-21&x=a%2Fb',
+    ]);
+  });
+
   it('turns a blank (empty) reply into ok:false', async () => {
     server.setDefault({ fault: 'blank', text: '' });
     expect(await summarizer().summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/blank reply/) });
@@ -470,6 +481,34 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/could not reach the model endpoint/) });
     // The connection was refused: the request never reached a model, so no model call is counted.
     expect(outcome).toMatchObject({ calls: 0, promptTokens: 0, completionTokens: 0 });
+  });
+
+  // Newcomer auditfix 3: a reset after the request was sent said "could not reach the model endpoint", the words of calls: 0, with calls: 3.
+  it('says a connection that failed after the request was sent did so, and counts its attempts', async () => {
+    server.setDefault({ fault: 'reset' });
+    const outcome = await summarizer({ maxRetries: 2 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: 'the connection to the model endpoint failed after the request was sent (connection error, 2 retries)',
+      calls: 3,
+      retries: 2,
+    });
+    expect(server.calls).toBe(3);
+  });
+
+  it('says so when the last attempt could not connect but an earlier one reached the endpoint', async () => {
+    // the first attempt is reset, and the server is gone for the retry (refused)
+    server.setDefault(() => {
+      void server.close();
+      return { fault: 'reset' };
+    });
+    const outcome = await summarizer({ maxRetries: 1 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: 'the last attempt could not connect to the model endpoint (1 attempt before it reached it; connection error, 1 retry)',
+      calls: 1,
+      retries: 0,
+    });
   });
 
   it('works without a key for a local endpoint', async () => {

@@ -54,6 +54,7 @@ import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 import { callSignal } from './call-signal';
 import { RetryWaitTooLongError, withRetries } from './model-call-retries';
+import { modelEndpointOf } from './model-endpoint';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
 export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
@@ -74,7 +75,12 @@ export const DEFAULT_SUMMARIZER_MODEL = 'gpt-4o-mini';
 
 /** Options of {@link OpenAiSummarizer}. */
 export interface OpenAiSummarizerOptions {
-  /** Base URL including the version path, e.g. `http://127.0.0.1:8080/v1`. Default {@link DEFAULT_OPENAI_BASE_URL}; the process environment is never read. */
+  /**
+   * Base URL including the version path, e.g. `http://127.0.0.1:8080/v1`, with the query parameters
+   * every request carries, if any (`https://x.openai.azure.com/openai/v1?api-version=2024-10-21`: sent
+   * as `POST …/v1/chat/completions?api-version=2024-10-21`, see `modelEndpointOf`). Default
+   * {@link DEFAULT_OPENAI_BASE_URL}; the process environment is never read.
+   */
   baseURL?: string;
   /**
    * Bearer key. Optional for local endpoints that need none (a placeholder is then sent,
@@ -117,7 +123,8 @@ export class OpenAiSummarizer implements Summarizer {
 
   /**
    * @throws RangeError when `timeoutMs`, `maxRetries` or `maxInputTokens` is not an integer in
-   *   range, or `model` is blank (the message names the option).
+   *   range, or `model` is blank (the message names the option), or `baseURL` has a fragment or a
+   *   query parameter twice ({@link modelEndpointOf}); TypeError when `baseURL` is not a URL.
    */
   constructor(options: OpenAiSummarizerOptions = {}) {
     const model = options.model ?? DEFAULT_SUMMARIZER_MODEL;
@@ -129,9 +136,12 @@ export class OpenAiSummarizer implements Summarizer {
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be an integer ≥ 0');
     if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
     this.estimator = options.estimator ?? getEstimator('cl100k_base');
+    // a query of the URL (Azure's ?api-version=…) is sent after the route, not inside the path
+    const endpoint = modelEndpointOf(options.baseURL ?? DEFAULT_OPENAI_BASE_URL);
     this.client = new (openAiClient())({
       // explicit, so the client never falls back to process.env (OPENAI_BASE_URL, OPENAI_ORG_ID, …)
-      baseURL: options.baseURL ?? DEFAULT_OPENAI_BASE_URL,
+      baseURL: endpoint.baseURL,
+      ...(endpoint.defaultQuery === undefined ? {} : { defaultQuery: endpoint.defaultQuery }),
       adminAPIKey: null,
       organization: null,
       project: null,
@@ -217,7 +227,7 @@ export class OpenAiSummarizer implements Summarizer {
       } catch (err) {
         // attempts that reached the endpoint are calls, none of them with usage reported
         addAttempts(usage, attempts, null);
-        return { ok: false, reason: prefix + this.describeError(err), ...usage };
+        return { ok: false, reason: prefix + this.describeError(err, attempts), ...usage };
       } finally {
         call.release();
       }
@@ -280,8 +290,14 @@ export class OpenAiSummarizer implements Summarizer {
     return Math.max(RETRY_WAIT_FLOOR_MS, this.settings.timeoutMs);
   }
 
-  /** A reason for a thrown error: its kind and status, never its message (which may echo input). */
-  private describeError(err: unknown): string {
+  /**
+   * A reason for a thrown error: its kind and status, never its message (which may echo input).
+   * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
+   * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
+   * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
+   * attempt could not connect` when an earlier one did.
+   */
+  private describeError(err: unknown, attempts: AttemptLedger): string {
     const { timeoutMs, maxRetries } = this.settings;
     const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
     const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
@@ -299,7 +315,11 @@ export class OpenAiSummarizer implements Summarizer {
     if (err instanceof APIConnectionError) {
       if (errorName(err.cause) === REPLY_CUT_OFF)
         return `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`;
-      return `could not reach the model endpoint (connection error, ${retries})`;
+      // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
+      if (attempts.reached === 0) return `could not reach the model endpoint (connection error, ${retries})`;
+      if (neverConnected(err))
+        return `the last attempt could not connect to the model endpoint (${attemptsText(attempts.reached)} before it reached it; connection error, ${retries})`;
+      return `the connection to the model endpoint failed after the request was sent (connection error, ${retries})`;
     }
     if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
@@ -449,6 +469,11 @@ function addAttempts(
     usage.promptTokens += reported.promptTokens;
     usage.completionTokens += reported.completionTokens;
   }
+}
+
+/** `1 attempt` or `n attempts`. */
+function attemptsText(n: number): string {
+  return n === 1 ? '1 attempt' : `${n} attempts`;
 }
 
 /** Name of the error {@link sameRealmErrorsFetch} rejects with when a connection is lost while the answer arrives. */

@@ -62,12 +62,24 @@ describe('summarizerFromEnv', () => {
     ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: '10' }],
     ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: 'lots' }],
     ['SUMMARIZER_MAX_RETRIES', { SUMMARIZER_MAX_RETRIES: 'x' }],
+    // a fragment is never sent: it cannot be what the endpoint needs (newcomer auditfix 2)
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1#deployment', OPENAI_API_KEY: KEY }],
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1?api-version=2024-10-21#', OPENAI_API_KEY: KEY }],
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1?api-version=1&api-version=2', OPENAI_API_KEY: KEY }],
   ])('rejects a bad %s, naming it and never the key', (variable, env) => {
     const err = configError(env);
     expect(err.variable).toBe(variable);
     // one shape for every start-up refusal: `NAME=<value>: what to fix`
     expect(err.message).toMatch(new RegExp(`^${variable}=("[^"]*"|\\S+): `));
     expect(err.message).not.toContain(KEY);
+  });
+
+  it('says what is wrong with a base URL with a fragment, and accepts one with a query (Azure api-version)', () => {
+    const err = configError({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1#deployment' });
+    expect(err.message).toContain('fragment');
+    expect(err.message).toContain('remove the #… part');
+    const azure = summarizerFromEnv({ OPENAI_BASE_URL: 'https://x.openai.azure.com/openai/v1?api-version=2024-10-21', OPENAI_API_KEY: KEY });
+    expect((azure as OpenAiSummarizer).settings.baseURL).toBe('https://x.openai.azure.com/openai/v1');
   });
 });
 

@@ -3,7 +3,7 @@
  *
  * | variable | meaning | default |
  * | --- | --- | --- |
- * | `OPENAI_BASE_URL` | base URL of an OpenAI-compatible endpoint, incl. the version path (`http(s)://…/v1`) | the `openai` client's (`https://api.openai.com/v1`) |
+ * | `OPENAI_BASE_URL` | base URL of an OpenAI-compatible endpoint, incl. the version path (`http(s)://…/v1`), and the query parameters every call carries, if any (`…/v1?api-version=2024-10-21`: sent after the route, see `modelEndpointOf`); no fragment | the `openai` client's (`https://api.openai.com/v1`) |
  * | `OPENAI_API_KEY` | bearer key | none (a local endpoint may need none) |
  * | `SUMMARIZER_MODEL` | model name | `gpt-4o-mini` |
  * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms | 60000 |
@@ -18,6 +18,7 @@
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { configurationRefusalMessage, type ConfigurationRefusal } from '../configuration-refusal';
 import { ExtractiveSummarizer } from './extractive-summarizer';
+import { modelEndpointOf } from './model-endpoint';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
   DEFAULT_SUMMARIZER_MAX_RETRIES,
@@ -103,7 +104,8 @@ export class SummarizerConfigError extends Error {
  * `OPENAI_API_KEY` is set, else {@link ExtractiveSummarizer}. The numeric variables are
  * validated even when the extractive summarizer is chosen, so a typo never goes unnoticed.
  *
- * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL,
+ * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL, or one
+ *   with a fragment or a query parameter given twice,
  *   `SUMMARIZER_MODEL` blank, a number out of range or not an integer). The message never
  *   contains the API key.
  */
@@ -143,6 +145,17 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
         mask: 'url',
         problem: `not an http(s) URL (scheme ${url.protocol})`,
         fix: 'use http or https, e.g. https://api.openai.com/v1',
+      });
+    }
+    try {
+      modelEndpointOf(baseURL);
+    } catch (err) {
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: (err as Error).message,
+        fix: 'remove the #… part, and give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21',
       });
     }
   }

@@ -1,4 +1,5 @@
 import type { ReadModelStore } from '../read-model-store';
+import type { RequestedBy } from '../../events/requested-by';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 
 /** Default page size of {@link listErasures}. */
@@ -23,6 +24,11 @@ export interface ErasureRecordRow {
   lastRevision: bigint | null;
   /** Global position of the erasure record in the log. */
   position: bigint;
+  /**
+   * Who ordered the erasure (the record's `requestedBy`: transport, API key label, request or
+   * command id; never the key itself); null for a record written before records kept it.
+   */
+  requestedBy: RequestedBy | null;
 }
 
 /** A page of erasures, newest first; `nextCursor` is present when more follow. */
@@ -32,12 +38,16 @@ export interface ErasurePage {
 }
 
 const ERASURE_COLUMNS = `session_id AS sessionId, erased_at AS erasedAt, erased_events AS erasedEvents, first_revision AS firstRevision,
-  last_revision AS lastRevision, position`;
+  last_revision AS lastRevision, position, requested_by_json AS requestedByJson`;
 
-/** A row as read (`erased_events` read as a bigint by `safeIntegers`). */
-type ReadRow = Omit<ErasureRecordRow, 'erasedEvents'> & { erasedEvents: bigint };
+/** A row as read (`erased_events` read as a bigint by `safeIntegers`, `requestedBy` as JSON text). */
+type ReadRow = Omit<ErasureRecordRow, 'erasedEvents' | 'requestedBy'> & { erasedEvents: bigint; requestedByJson: string | null };
 
-const rowOf = (row: ReadRow): ErasureRecordRow => ({ ...row, erasedEvents: Number(row.erasedEvents) });
+const rowOf = ({ requestedByJson, ...row }: ReadRow): ErasureRecordRow => ({
+  ...row,
+  erasedEvents: Number(row.erasedEvents),
+  requestedBy: requestedByJson === null ? null : (JSON.parse(requestedByJson) as RequestedBy),
+});
 
 /**
  * The erasures of tenant `tenantId`, newest first (by the global position of their records),

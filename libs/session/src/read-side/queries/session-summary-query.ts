@@ -26,7 +26,11 @@ export interface SessionSummary {
   /** Size of the active window under `estimator` (tokens, or UTF-16 code units for `chars`). */
   windowTokens: number;
   estimator: EstimatorName;
-  /** Recorded compactions that changed the window (`compacted`). */
+  /**
+   * Recorded compactions with outcome `compacted`. A failed pass is counted in
+   * `failedCompactionCount` only, also one that archived superseded system messages (and so
+   * changed the window).
+   */
   compactionCount: number;
   /** Recorded failed compactions. */
   failedCompactionCount: number;
