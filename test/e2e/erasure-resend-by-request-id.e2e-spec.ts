@@ -9,7 +9,8 @@
  */
 import * as fs from 'node:fs';
 import { erasureStream } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
 import { startService, type Harness } from '../support/service-harness';
 
 const OPS = 'ops-key-11111111';
@@ -87,21 +88,10 @@ describe('DELETE sent again under its X-Request-Id after the session was written
 const skipReason = postgresUnavailableReason();
 
 describeUnlessSkipped(skipReason, 'DELETE sent again under its X-Request-Id, on two replicas sharing one PostgreSQL database', () => {
-  let db: TestDatabase;
+  const replicas = usePostgresReplicas('erase_resend_rid');
   let a: Harness;
   let b: Harness;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('erase_resend_rid');
-    a = await startService({ env: { DATABASE_URL: db.url } });
-    b = await startService({ env: { DATABASE_URL: db.url } });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
+  beforeAll(() => ({ a, b } = replicas));
 
   it("answers on B the erasure made through A, at once (B's read models may not have read it), keeping the life written again through B", async () => {
     await a.http().post('/v1/sessions/p1/events').send(user('u1')).expect(201);

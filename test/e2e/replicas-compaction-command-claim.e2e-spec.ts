@@ -7,12 +7,12 @@
  * is answered `replayed: true` with the other's decision, another one plans on the compacted
  * window; one model call in all. A client that gives up while its command waits leaves no claim held.
  */
-import * as fs from 'node:fs';
 import type { SummaryRequest } from '@lib/compaction';
 import { createEventStore } from '@lib/event-store';
 import { sessionClaimName, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
+import type { Harness } from '../support/service-harness';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** `n` distinct words (about `n` × 3 tokens in cl100k_base). */
@@ -40,19 +40,8 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: comp
   const modelA = new SlowCountingSummarizer(800);
   const modelB = new SlowCountingSummarizer(800);
   const calls = () => modelA.calls + modelB.calls;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('claimcmd');
-    const env = { DATABASE_URL: db.url, COMPACTION_CLAIM_POLL_MS: '50' };
-    a = await startService({ env, summarizer: modelA });
-    b = await startService({ env, summarizer: modelB });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
+  const replicas = usePostgresReplicas('claimcmd', { env: { COMPACTION_CLAIM_POLL_MS: '50' }, summarizerA: modelA, summarizerB: modelB });
+  beforeAll(() => ({ a, b, db } = replicas));
 
   /** A session of 6 turns (about 3,600 tokens), written through replica A; its last position. */
   async function conversation(sessionId: string): Promise<string> {

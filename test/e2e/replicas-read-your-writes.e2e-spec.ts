@@ -9,12 +9,12 @@
  * 404 decided on the log (a session erased through the other replica), it must not show the session.
  * Runtime: about 12 s (two services start; the three cases about 1.5 s).
  */
-import * as fs from 'node:fs';
 import type { Response } from 'supertest';
 import { CommandBus } from '@nestjs/cqrs';
 import { EVENT_STORE, SessionProjector } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
+import { ControlledSummarizer, type Harness } from '../support/service-harness';
 import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject } from '../../apps/session-service/src/nats/nats-names';
 import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
@@ -69,24 +69,16 @@ async function withProjectorHeld<T>(replica: Harness, scenario: () => Promise<T>
 
 const skipReason = postgresUnavailableReason();
 describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: a read right after an answer shows what it answered', () => {
-  let db: TestDatabase;
   let a: Harness;
   let b: Harness;
   const summarizerB = new ControlledSummarizer();
+  const replicas = usePostgresReplicas('ryw', { summarizerB });
 
   beforeAll(async () => {
-    db = await createTestDatabase('ryw');
-    a = await startService({ env: { DATABASE_URL: db.url } });
-    b = await startService({ env: { DATABASE_URL: db.url }, summarizer: summarizerB });
+    ({ a, b } = replicas);
     // Both replicas past their start-up catch-up (a first read waits for the log's head).
     await a.http().get('/v1/sessions').expect(200);
     await b.http().get('/v1/sessions').expect(200);
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
   });
 
   it('a) a compaction answered as a replay of the decision the other replica recorded: its record, history and window', async () => {

@@ -5,11 +5,11 @@
  * compaction A planned before B wrote and compacted is caught by the expected-revision check and
  * re-planned on the new state instead of being appended blindly.
  */
-import * as fs from 'node:fs';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
+import { ControlledSummarizer, type Harness } from '../support/service-harness';
 import { streamOf } from '../support/log-checks';
 
 const turn = (n: number) => [
@@ -19,22 +19,12 @@ const turn = (n: number) => [
 
 const skipReason = postgresUnavailableReason();
 describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: stale write-side state is never trusted', () => {
+  const summarizerA = new ControlledSummarizer();
+  const replicas = usePostgresReplicas('stale', { summarizerA });
   let db: TestDatabase;
   let a: Harness;
   let b: Harness;
-  const summarizerA = new ControlledSummarizer();
-
-  beforeAll(async () => {
-    db = await createTestDatabase('stale');
-    a = await startService({ env: { DATABASE_URL: db.url }, summarizer: summarizerA });
-    b = await startService({ env: { DATABASE_URL: db.url } });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
+  beforeAll(() => ({ a, b, db } = replicas));
 
   it("checks an append against the other replica's writes and re-plans a compaction the other replica overtook", async () => {
     const events = [0, 1, 2, 3, 4, 5].flatMap(turn);

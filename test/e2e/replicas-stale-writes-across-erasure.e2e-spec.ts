@@ -6,11 +6,11 @@
  * goes on, the held write must not land in the session's new life: an append (F1) is refused 409
  * `session_erased`; an erasure (F2) answers as the client's erasure did, erasing nothing more.
  */
-import * as fs from 'node:fs';
 import type { EventStore } from '@lib/event-store';
 import { AppendSessionEventsHandler, COMMAND_EVENT_STORE, EraseSessionHandler } from '@lib/session';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
+import type { Harness } from '../support/service-harness';
 
 const skipReason = postgresUnavailableReason();
 
@@ -61,21 +61,10 @@ function watchHandler(h: Harness, kind: typeof AppendSessionEventsHandler | type
 }
 
 describeUnlessSkipped(skipReason, 'two PostgreSQL replicas: a write its client gave up on never lands in the session written again after its erasure', () => {
-  let db: TestDatabase;
+  const replicas = usePostgresReplicas('erasefence_stale');
   let a: Harness;
   let b: Harness;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('erasefence_stale');
-    a = await startService({ env: { DATABASE_URL: db.url } });
-    b = await startService({ env: { DATABASE_URL: db.url } });
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await db?.drop();
-    for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
+  beforeAll(() => ({ a, b } = replicas));
 
   const logIds = async (sessionId: string, minPosition: string) => {
     const res = await b.http().get(`/v1/sessions/${sessionId}/events`).query({ minPosition }).expect(200);

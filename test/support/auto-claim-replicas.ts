@@ -3,11 +3,10 @@
  * counting model, for the specs of the automatic-compaction claim
  * (`test/e2e/replicas-auto-*.e2e-spec.ts`).
  */
-import * as fs from 'node:fs';
 import type { SummaryRequest } from '@lib/compaction';
 import { AutoCompactionScheduler, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { createTestDatabase, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from './service-harness';
+import { usePostgresReplicas } from './postgres-replicas';
+import type { Harness } from './service-harness';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,30 +41,26 @@ export interface AutoClaimReplicas {
 /**
  * Registers `beforeAll`/`afterAll` (call inside a `describe`) that start two replicas on a new
  * database named after `dbName`, each with a model answering after `modelDelayMs`, and stop them
- * and drop the database after.
+ * and drop the database after ({@link usePostgresReplicas}).
  */
 export function useAutoClaimReplicas(dbName: string, modelDelayMs: number): AutoClaimReplicas {
-  let db: TestDatabase | undefined;
-  const replicas = {
-    modelA: new SlowCountingSummarizer(modelDelayMs),
-    modelB: new SlowCountingSummarizer(modelDelayMs),
+  const modelA = new SlowCountingSummarizer(modelDelayMs);
+  const modelB = new SlowCountingSummarizer(modelDelayMs);
+  const started = usePostgresReplicas(dbName, { summarizerA: modelA, summarizerB: modelB });
+  return {
+    get a() {
+      return started.a;
+    },
+    get b() {
+      return started.b;
+    },
+    modelA,
+    modelB,
     idle: async () => {
-      const both = () => Promise.all([replicas.a, replicas.b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
+      const both = () => Promise.all([started.a, started.b].map((h) => h.service.app.get(AutoCompactionScheduler).whenIdle()));
       for (let i = 0; i < 3; i++) await both();
       await sleep(600);
       await both();
     },
-  } as AutoClaimReplicas;
-  beforeAll(async () => {
-    db = await createTestDatabase(dbName);
-    replicas.a = await startService({ env: { DATABASE_URL: db.url }, summarizer: replicas.modelA });
-    replicas.b = await startService({ env: { DATABASE_URL: db.url }, summarizer: replicas.modelB });
-  });
-  afterAll(async () => {
-    const started = [replicas.a, replicas.b].filter((h): h is Harness => h !== undefined);
-    for (const h of started) await h.stop();
-    await db?.drop();
-    for (const h of started) fs.rmSync(h.dataDir, { recursive: true, force: true });
-  });
-  return replicas;
+  };
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
 import type { EventData } from '../src';
 import { PostgresEventStore } from '../src/postgres';
+import { useStalledPostgresServer } from '../../../test/support/stalled-postgres-server';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 const skipReason = postgresUnavailableReason();
@@ -171,31 +171,12 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
   });
 
   describe('a pooler that accepts connections but gives them no server (pgbouncer in session mode, pool full)', () => {
-    let server: Server;
-    const sockets: Socket[] = [];
-    let port = 0;
-    beforeAll(async () => {
-      // Speaks just enough of the protocol: answers the startup message with AuthenticationOk and
-      // ReadyForQuery, then never answers a query, as pgbouncer does for a client waiting for a server connection.
-      server = createServer((socket) => {
-        sockets.push(socket);
-        socket.once('data', () => {
-          const authOk = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0]);
-          const ready = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
-          socket.write(Buffer.concat([authOk, ready]));
-        });
-        socket.on('error', () => undefined);
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as { port: number }).port;
-    });
-    afterAll(async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
+    // Speaks just enough of the protocol: answers the startup message with AuthenticationOk and
+    // ReadyForQuery, then never answers a query, as pgbouncer does for a client waiting for a server connection.
+    const server = useStalledPostgresServer('startup');
 
     it('an append is answered EventStoreUnavailableError (nothing written) within the connect timeout, not left waiting', async () => {
-      const stalled = PostgresEventStore.connect(`postgres://postgres@127.0.0.1:${port}/stalled`, { connectionTimeoutMs: 500 });
+      const stalled = PostgresEventStore.connect(`postgres://postgres@127.0.0.1:${server.port}/stalled`, { connectionTimeoutMs: 500 });
       try {
         const outcome = await within(stalled.appendToStream('session-a', [ev()]), 5000);
         expect(outcome).not.toBe('pending');

@@ -7,10 +7,10 @@
  * unhandled rejections during a service's shutdown.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
 import { Client } from 'pg';
 import type { EventData } from '../src';
 import { PostgresEventStore } from '../src/postgres';
+import { useStalledPostgresServer } from '../../../test/support/stalled-postgres-server';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 const skipReason = postgresUnavailableReason();
@@ -103,29 +103,15 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: close() settles every operation w
   });
 
   describe('a server that accepts connections and never answers them', () => {
-    let server: Server;
-    const sockets: Socket[] = [];
-    let port = 0;
-    beforeAll(async () => {
-      server = createServer((socket) => {
-        sockets.push(socket);
-        socket.on('error', () => undefined);
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as { port: number }).port;
-    });
-    afterAll(async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
+    const server = useStalledPostgresServer('silent');
 
     it('an operation waiting for a connection being opened, and a claim being asked for, fail with EventStoreClosedError at the close', async () => {
-      const silent = PostgresEventStore.connect(`postgres://postgres@127.0.0.1:${port}/silent`, { connectionTimeoutMs: 1500 });
+      const silent = PostgresEventStore.connect(`postgres://postgres@127.0.0.1:${server.port}/silent`, { connectionTimeoutMs: 1500 });
       let closedAt = 0;
       const sinceClose = () => closedAt;
       const read = timed(silent.readStream('session-a'), sinceClose);
       const claim = timed(silent.tryClaim('auto-compaction y'), sinceClose);
-      await until(() => sockets.length >= 2, 5000);
+      await until(() => server.sockets.length >= 2, 5000);
       closedAt = Date.now();
       const closing = timed(silent.close(), sinceClose);
       const [readOutcome, claimOutcome] = await Promise.all([read, claim]);
