@@ -105,3 +105,27 @@ describe('BpeTokenCounter over many large texts', () => {
     });
   });
 });
+
+// `count` splits a text with one `match`, `countUpTo` with `exec` step by step and `countInSteps` with
+// `matchAll`; each looks for U+FEFF in the whole text before its pre-tokens: all three must agree.
+describe.each(['cl100k_base', 'o200k_base'] as const)('%s: count, countUpTo without a limit and countInSteps', (name) => {
+  it('give the same count on random texts, with and without byte order marks', () => {
+    const counter = new BpeTokenCounter(encodingModule(name).default);
+    const piece = fc.oneof(
+      fc.constantFrom(' the', 'Hello', '\ufeff', 'word\ufeff', '\ufeff ', '\u0085', ' 漢字', ' 😀', '\n\n', '  ', '123', "'s", 'a'.repeat(70)),
+      fc.string({ unit: 'grapheme', maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('');
+        const steps = counter.countInSteps(text);
+        let step = steps.next();
+        while (!step.done) step = steps.next();
+        const count = counter.count(text);
+        expect(counter.countUpTo(text, Infinity)).toBe(count);
+        expect(step.value).toBe(count);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

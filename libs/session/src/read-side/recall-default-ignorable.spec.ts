@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { searchRecall } from './queries/recall-query';
 import { recallFold } from './recall-document';
+import { withoutDefaultIgnorables } from './recall-ignorable';
 import { projectedReadModels } from './testing/projected-read-models';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
 
@@ -59,6 +60,31 @@ describe('recall and default-ignorable characters (property)', () => {
         expect(found).toEqual(['hit']);
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+// recallFold answers ASCII text as it is, without NFKC or the ignorable pass: every ASCII character must be
+// its own fold, and a text of them fold as the full pass folds it.
+describe('recallFold of ASCII text', () => {
+  const fullFold = (text: string) => withoutDefaultIgnorables(text.normalize('NFKC'));
+
+  it('every ASCII character is its own NFKC form, no pictograph and not default-ignorable', () => {
+    for (let code = 0; code < 0x80; code++) {
+      const c = String.fromCharCode(code);
+      expect([c.normalize('NFKC'), withoutDefaultIgnorables(c), /\p{Extended_Pictographic}/u.test(c)]).toEqual([c, c, false]);
+    }
+  });
+
+  it('folds ASCII texts, and texts with one character past ASCII, as the full pass does (property)', () => {
+    const ascii = fc.string({ unit: 'binary-ascii', maxLength: 80 });
+    fc.assert(
+      fc.property(ascii, fc.constantFrom('', 'ｘ', '\u00a0', 'ﬁ', '\u200b', '\u00ad', 'é'), fc.nat(80), (text, extra, at) => {
+        expect(recallFold(text)).toBe(fullFold(text));
+        const mixed = text.slice(0, at) + extra + text.slice(at);
+        expect(recallFold(mixed)).toBe(fullFold(mixed));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

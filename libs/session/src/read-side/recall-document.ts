@@ -70,11 +70,15 @@ export const RECALL_NUL_STANDIN = '\u2400';
  * ({@link recallDocument}) and queries alike. The length may change (usually not).
  */
 export function recallFold(text: string): string {
+  // ASCII is its own NFKC form and holds neither a pictograph nor a default-ignorable code point.
+  if (!NOT_ASCII.test(text)) return text;
   const folded = PICTOGRAPHIC.test(text) ? text.replace(NOT_PICTOGRAPHIC_RUN, (run) => run.normalize('NFKC')) : text.normalize('NFKC');
   return withoutDefaultIgnorables(folded);
 }
 
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+/** A UTF-16 code unit past ASCII: a text without one is its own {@link recallFold} (a spec checks every ASCII character). */
+const NOT_ASCII = /[^\u0000-\u007f]/;
 /** Runs of code points {@link recallFold} folds (no pictograph composes with what is around it, so each run folds on its own). */
 const NOT_PICTOGRAPHIC_RUN = /\P{Extended_Pictographic}+/gu;
 

@@ -7,6 +7,7 @@
  * with an example that failed on the old rule (read models 16).
  */
 import fc from 'fast-check';
+import { HANGUL_LETTER, SPACELESS_LETTER } from '@lib/compaction';
 import { scriptText } from '../../../compaction/test/script-text';
 import { searchRecall } from './queries/recall-query';
 import { RECALL_EMOJI_CLASS } from './recall-searchable';
@@ -145,5 +146,37 @@ describe('the cases the shared rules decided (each failed on the old tables)', (
     const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
     expect(find('๑๒๓๔')).toEqual(['thai']);
     expect(find('๒๓')).toEqual([]); // old: a substring of the trigram index
+  });
+});
+
+// hasUnspacedScript first looks for a code unit from U+00A9 up and asks its whole expression only then:
+// the expression, built again from the same shared parts, must match no code point below U+00A9 and
+// answer as hasUnspacedScript for every code point and on mixed texts.
+describe('hasUnspacedScript against its whole expression', () => {
+  const whole = new RegExp(`${SPACELESS_LETTER}|${HANGUL_LETTER}|[${RECALL_EMOJI_CLASS}]`, 'u');
+
+  it('answers as the expression for every code point, and the expression matches none below U+00A9', () => {
+    for (let code = 0; code <= 0x10ffff; code++) {
+      const c = String.fromCodePoint(code);
+      const matched = whole.test(c);
+      if (matched && code < 0xa9) throw new Error(`U+${code.toString(16)} matches below U+00A9`);
+      if (hasUnspacedScript(c) !== matched) throw new Error(`U+${code.toString(16)}`);
+    }
+    expect(whole.test('\u00a9')).toBe(true);
+  });
+
+  it('answers as the expression on texts mixing ASCII, Latin-1 and other scripts (property)', () => {
+    const unit = fc.oneof(
+      fc.string({ unit: 'binary-ascii', maxLength: 20 }),
+      fc.constantFrom('é', '©', '®', '\u00a8', '\u00a0', '日本', 'テキスト', '서울', 'ไทย', '😀', '1️⃣', '\ud83d'),
+      fc.string({ unit: 'grapheme', maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(hasUnspacedScript(text)).toBe(whole.test(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

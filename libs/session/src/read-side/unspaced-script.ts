@@ -14,13 +14,23 @@ import { RECALL_EMOJI_CLASS } from './recall-searchable';
 const UNSPACED_SCRIPT = new RegExp(`${SPACELESS_LETTER}|${HANGUL_LETTER}|[${RECALL_EMOJI_CLASS}]`, 'u');
 
 /**
+ * A UTF-16 code unit from U+00A9 up (surrogates included). The first code point
+ * {@link UNSPACED_SCRIPT} matches is U+00A9 ©, an emoji (Extended_Pictographic); every letter of
+ * the scripts without spaces and of Korean comes later (a spec checks every code point below it).
+ * So a text without one cannot match, and this one class tells so for a fraction of the cost of
+ * that expression's alternatives, lookaheads and script classes tried at every character (the
+ * projector asks for every event it indexes: about a fifth of the cost on English text).
+ */
+const MAY_BE_UNSPACED = /[^\u0000-\u00a8]/;
+
+/**
  * True when `text` holds at least one letter (or combining mark, or number other than a decimal
  * digit) of a script written without spaces (`SPACELESS_LETTER` of `@lib/compaction`: by script
  * extension, so `ー` counts; their decimal digits, punctuation and symbols do not: `๑๒๓` is a
  * number, a word of the word index), of Korean (`HANGUL_LETTER`), or an emoji.
  */
 export function hasUnspacedScript(text: string): boolean {
-  return UNSPACED_SCRIPT.test(text);
+  return MAY_BE_UNSPACED.test(text) && UNSPACED_SCRIPT.test(text);
 }
 
 /**
