@@ -10,7 +10,8 @@ import type { ReadModelStore, SessionProjector, SummarizeOptions, Summarizer, Su
 import type { SummaryRequest } from '@lib/compaction';
 
 /** The reason a pass records when the shutdown aborted its model call (see {@link abortedAtShutdown}). */
-export const SHUTDOWN_ABORT_REASON = 'aborted: the service was shutting down (model call still running at half of SHUTDOWN_TIMEOUT_MS)';
+export const SHUTDOWN_ABORT_REASON =
+  'aborted: the service was shutting down (model call, or its wait before a retry, still running at half of SHUTDOWN_TIMEOUT_MS)';
 
 /**
  * `summarizer`, whose calls are also aborted once `shutdown` fires: the call resolves `ok: false` with
