@@ -4,7 +4,7 @@
  * real OS processes on one store. Children are spawned through ts-node (see fixtures/).
  */
 import type { EventStore } from '../src';
-import { spawnChild } from './fixtures/spawn-child';
+import { killRunningChildren, spawnChild } from './fixtures/spawn-child';
 
 /** How a spec provides a fresh store to the multi-process suite. */
 export interface MultiProcessTarget {
@@ -17,6 +17,8 @@ export interface MultiProcessTarget {
 /** Registers the race and SIGKILL tests for one adapter. */
 export function multiProcessContract(name: string, t: MultiProcessTarget): void {
   describe(`${name} with several OS processes`, () => {
+    afterEach(killRunningChildren);
+
     it('two processes appending at exact revisions: every ack present once, every loser got the typed error, no gaps', async () => {
       const file = await t.newTarget('race');
       const stream = 'session-race';

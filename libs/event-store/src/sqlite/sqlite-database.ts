@@ -17,7 +17,7 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
   const db = new Database(filePath);
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-    db.pragma('journal_mode = WAL');
+    enterWalMode(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
     db.pragma('secure_delete = ON');
     db.exec('BEGIN IMMEDIATE');
@@ -33,5 +33,32 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+/** ms between tries of `journal_mode = WAL` while another connection holds the lock it needs. */
+const WAL_SWITCH_RETRY_MS = 10;
+
+/**
+ * Sets `db`'s journal mode to WAL, trying again every {@link WAL_SWITCH_RETRY_MS} ms for up to
+ * `busyTimeoutMs` ms while SQLite answers `SQLITE_BUSY`: SQLite does not call the busy handler
+ * (the `busy_timeout` wait) for this switch, so while another connection holds a write lock on a
+ * file still in its rollback journal (two processes opening a new file at once) it failed at once
+ * with "database is locked" (seen: 1 in ~150 opens of a new file by three processes at once on a
+ * loaded 2-core machine; CI's multi-process spec). Blocks the thread while it waits, as SQLite's
+ * own busy wait does.
+ * @throws SqliteError `SQLITE_BUSY` when the lock is still held after `busyTimeoutMs`; any other error at once.
+ */
+function enterWalMode(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_SWITCH_RETRY_MS);
+    }
   }
 }
