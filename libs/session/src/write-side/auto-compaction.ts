@@ -35,6 +35,7 @@
  * meanwhile answers `conflict` (nothing written) and the scheduler looks at the policy now in
  * force once more; one whose session was erased meanwhile ends with the session's 404.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
@@ -119,6 +120,21 @@ interface SessionRun {
   waiting: boolean;
   /** When (ms since epoch) the wait began (meaningful while `waiting`). */
   waitingSince: number;
+  /**
+   * Runs a function in the async context of the append that last asked for a pass (its request's
+   * logger, so a pass's log lines carry that request's id): a run's later passes were made in the
+   * context of the append that started the run, their lines carrying its id (newcomer ncllmfaults F7).
+   */
+  inRequester: InContext;
+}
+
+/** Runs `fn` in the async context this was made in ({@link inThisContext}). */
+type InContext = <T>(fn: () => T) => T;
+
+/** A function that runs another in the current async context (AsyncLocalStorage stores, e.g. the request-scoped logger's). */
+function inThisContext(): InContext {
+  const run: InContext = (fn) => fn();
+  return AsyncResource.bind(run);
 }
 
 /** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
@@ -153,9 +169,17 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     const run = this.running.get(key);
     if (run) {
       run.again = true;
+      run.inRequester = inThisContext();
       return;
     }
-    this.running.set(key, { again: false, tenantId: event.tenantId, sessionId: event.sessionId, waiting: false, waitingSince: 0 });
+    this.running.set(key, {
+      again: false,
+      tenantId: event.tenantId,
+      sessionId: event.sessionId,
+      waiting: false,
+      waitingSince: 0,
+      inRequester: inThisContext(),
+    });
     void this.loop(key);
   }
 
@@ -195,11 +219,14 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         const run = this.running.get(key)!;
         run.again = false;
         const unclaimed = run.waiting && Date.now() - run.waitingSince >= this.settings.autoCompactionClaimMaxWaitMs;
-        if (unclaimed)
-          this.logger.warn(
-            `auto-compaction of session ${JSON.stringify(run.sessionId)} (tenant ${JSON.stringify(run.tenantId)}) runs unclaimed: another pass (another replica's, or a command's) has held its claim for ${this.settings.autoCompactionClaimMaxWaitMs} ms or more`,
-          );
-        if ((await this.runOnce(key, run.tenantId, run.sessionId, unclaimed)) === 'claimed-elsewhere') {
+        const outcome = await run.inRequester(() => {
+          if (unclaimed)
+            this.logger.warn(
+              `auto-compaction of session ${JSON.stringify(run.sessionId)} (tenant ${JSON.stringify(run.tenantId)}) runs unclaimed: another pass (another replica's, or a command's) has held its claim for ${this.settings.autoCompactionClaimMaxWaitMs} ms or more`,
+            );
+          return this.runOnce(key, run.tenantId, run.sessionId, unclaimed);
+        });
+        if (outcome === 'claimed-elsewhere') {
           if (!run.waiting) {
             this.eventBus.publish(new AutoCompactionClaimedElsewhere(run.tenantId, run.sessionId));
             run.waitingSince = Date.now();
