@@ -4,8 +4,9 @@
  * superseded system messages, a CompactionFailed event records what happened (without message text
  * or the key), retries follow the `openai` client's policy (SUMMARIZER_MAX_RETRIES), after K
  * consecutive failures auto-compaction backs off instead of calling the model on every append, a
- * failed compaction asked again is a new pass (a transient fault does not stick), and a successful
- * compaction on unchanged input never produces a second decision.
+ * failed compaction asked again is a new pass (a transient fault does not stick), a 429 pauses every
+ * session's calls until the wait it asked for is over, and a successful compaction on unchanged
+ * input never produces a second decision.
  */
 import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED, summarizerFromEnv } from '@lib/session';
 import { Logger } from '@nestjs/common';
@@ -168,6 +169,57 @@ describe('model faults', () => {
     const log = await harness.service.store.readStream(streamOf('repeat-ok'));
     const bases = log.filter((e) => e.type === COMPACTION_COMPLETED).map((e) => (e.data as { basedOnRevision: string }).basedOnRevision);
     expect(new Set(bases).size).toBe(bases.length);
+  });
+
+  // Newcomer ncllmfaults F5: against an endpoint answering 429, 20 sessions made 180 model calls in 10.9 s, each call and session backing off on its own.
+  it("after a 429, pauses every session's passes, commanded and automatic, until the wait it asked for is over; /metrics shows the pause", async () => {
+    const sessions = ['pause-a', 'pause-b', 'pause-c', 'pause-auto'];
+    for (const session of sessions)
+      await harness
+        .http()
+        .post(`/v1/sessions/${session}/events`)
+        .send({ events: conversation(session) })
+        .expect(201);
+    // an automatic pass runs at the policy's next append
+    await harness.http().put('/v1/sessions/pause-auto/policy').send({ strategy: STRATEGY }).expect(200);
+    const arrivals: number[] = [];
+    fake.setDefault((_request, i) => {
+      arrivals.push(Date.now());
+      return i === 0 ? { fault: 'status429', retryAfterSeconds: 2 } : 'SUMMARY: the user shared a code word.';
+    });
+    const pauseSeconds = async () => Number(/^summarizer_rate_limit_pause_seconds (\S+)$/m.exec((await harness.http().get('/metrics').expect(200)).text)?.[1]);
+    const compact = (session: string) =>
+      harness
+        .http()
+        .post(`/v1/sessions/${session}/compactions`)
+        .send({ strategy: STRATEGY })
+        .then((res) => res);
+    expect(await pauseSeconds()).toBe(0);
+    const first = compact('pause-a');
+    while (arrivals.length === 0) await new Promise((r) => setTimeout(r, 5));
+    let paused = await pauseSeconds();
+    while (paused === 0 && arrivals.length < 2) paused = await pauseSeconds();
+    expect(paused).toBeGreaterThan(0);
+    expect(paused).toBeLessThanOrEqual(2);
+    // during the pause: two more commanded passes, and an automatic one (an append to the session with a policy)
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const others = Promise.all([compact('pause-b'), compact('pause-c')]);
+    await harness
+      .http()
+      .post('/v1/sessions/pause-auto/events')
+      .send({ events: [{ id: 'pause-auto-more', type: 'user', text: 'one more' }] })
+      .expect(201);
+    for (const res of [await first, ...(await others)]) expect(res.body).toMatchObject({ outcome: 'compacted' });
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setImmediate(r));
+      await scheduler.whenIdle();
+    }
+    const auto = await harness.service.store.readStream(streamOf('pause-auto'));
+    expect(auto.filter((e) => e.type === SUMMARY_INSERTED)).toHaveLength(1);
+    // one 429, then one call per pass (pause-a's a retry): none sent before the 2 s the endpoint asked for were over
+    expect(fake.calls).toBe(5);
+    for (const at of arrivals.slice(1)) expect(at - arrivals[0]).toBeGreaterThanOrEqual(2000);
+    expect(await pauseSeconds()).toBe(0);
   });
 
   it('backs off auto-compaction after K consecutive failures instead of calling the model on every append', async () => {

@@ -71,7 +71,8 @@ export interface FakeReply {
  * - `status400`: HTTP 400 with an OpenAI-style error body whose `code` is `code` (default
  *   `context_length_exceeded`): an endpoint may put any text there.
  * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
- *   fractional seconds, as the header allows).
+ *   fractional seconds, as the header allows; null: no `Retry-After`), and `retry-after-ms:
+ *   <retryAfterMs>` when given (OpenAI's header, in milliseconds).
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
  * - `malformed-json`: HTTP 200, `content-type: application/json`, a truncated JSON body.
  * - `refusal`: HTTP 200 with `message.content` null and `message.refusal` set.
@@ -85,7 +86,7 @@ export type FakeFault =
   | { fault: 'status500' }
   | { fault: 'status401' }
   | { fault: 'status400'; code?: string }
-  | { fault: 'status429'; retryAfterSeconds?: number }
+  | { fault: 'status429'; retryAfterSeconds?: number | null; retryAfterMs?: number }
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
   | { fault: 'refusal' }
@@ -310,7 +311,10 @@ export class FakeOpenAiServer {
         sendJson(res, 400, errorBody('the request was refused', fault.code ?? 'context_length_exceeded'));
         return;
       case 'status429':
-        sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), { 'retry-after': String(fault.retryAfterSeconds ?? 1) });
+        sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), {
+          ...(fault.retryAfterSeconds === null ? {} : { 'retry-after': String(fault.retryAfterSeconds ?? 1) }),
+          ...(fault.retryAfterMs === undefined ? {} : { 'retry-after-ms': String(fault.retryAfterMs) }),
+        });
         return;
       case 'blank':
         sendJson(res, 200, completion(record, fault.text ?? '  \n\t ', 'stop', null));

@@ -50,6 +50,8 @@ export class AppModule {
     const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
     // PostgreSQL: the pool's connections, read at each scrape (absent for a store without a pool).
     if (session.store.poolConnections) metrics.registerPoolConnections(() => session.store.poolConnections!());
+    // The model summarizer: the endpoint's rate-limit pause, read at each scrape (absent for the extractive one).
+    if (session.summarizer.pauseRemainingMs) metrics.registerSummarizerPause(() => session.summarizer.pauseRemainingMs!());
     return {
       module: AppModule,
       imports: [

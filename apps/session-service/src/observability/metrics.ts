@@ -277,6 +277,24 @@ export class ServiceMetrics {
     });
   }
 
+  /**
+   * Serves `summarizer_rate_limit_pause_seconds`, read from `remainingMs` at each scrape: the
+   * seconds left of the pause the model endpoint's last HTTP 429 set (0: none; no call is sent to
+   * it meanwhile, see `EndpointPause`). Called once, only for a summarizer that pauses (the model
+   * summarizer): without one the gauge is absent rather than a misleading 0.
+   */
+  registerSummarizerPause(remainingMs: () => number): void {
+    if (this.registry.getSingleMetric('summarizer_rate_limit_pause_seconds')) return;
+    new Gauge({
+      name: 'summarizer_rate_limit_pause_seconds',
+      help: 'Seconds left of the pause the model endpoint set by answering HTTP 429 (rate limited): until then no summarizer call is sent to it, every compaction pass waits (or fails at once, no call made, when it is longer than a call waits); 0 when none',
+      registers: [this.registry],
+      collect() {
+        this.set(remainingMs() / 1000);
+      },
+    });
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

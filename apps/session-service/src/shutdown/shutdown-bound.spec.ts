@@ -34,11 +34,15 @@ describe('abortedAtShutdown', () => {
     await expect(call).resolves.not.toHaveProperty('interrupted');
   });
 
-  it("keeps the wrapped summarizer's identity and input bound", async () => {
+  it("keeps the wrapped summarizer's identity, input bound and rate-limit pause", async () => {
     const inner = new ExtractiveSummarizer();
     const summarizer = abortedAtShutdown(inner, new AbortController().signal);
     expect(summarizer.identity).toEqual(inner.identity);
     expect(summarizer.inputBound).toBe((inner as Summarizer).inputBound);
+    // the extractive summarizer never pauses; a model summarizer's rate-limit pause is read through the wrapper
+    expect('pauseRemainingMs' in summarizer).toBe(false);
+    const paused = abortedAtShutdown({ ...hangingSummarizer(), pauseRemainingMs: () => 1234 }, new AbortController().signal);
+    expect(paused.pauseRemainingMs?.()).toBe(1234);
   });
 });
 

@@ -11,7 +11,7 @@ import type { SummaryRequest } from '@lib/compaction';
 
 /** The reason a pass records when the shutdown aborted its model call (see {@link abortedAtShutdown}). */
 export const SHUTDOWN_ABORT_REASON =
-  'aborted: the service was shutting down (model call, or its wait before a retry, still running at half of SHUTDOWN_TIMEOUT_MS)';
+  'aborted: the service was shutting down (model call, or its wait before a retry or for the end of a rate-limit pause, still running at half of SHUTDOWN_TIMEOUT_MS)';
 
 /**
  * `summarizer`, whose calls are also aborted once `shutdown` fires: the call resolves `ok: false` with
@@ -19,12 +19,13 @@ export const SHUTDOWN_ABORT_REASON =
  * keeps its own reason), so the pass fails as any summarizer failure does (a `CompactionFailed` decision, with
  * the calls made counted), except that the session's auto-compaction backoff does not count it: the model did
  * not fail.
- * Identity and input bound are the summarizer's own.
+ * Identity, input bound and rate-limit pause (`pauseRemainingMs`) are the summarizer's own.
  */
 export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal): Summarizer {
   return {
     identity: summarizer.identity,
     inputBound: summarizer.inputBound,
+    ...(summarizer.pauseRemainingMs ? { pauseRemainingMs: () => summarizer.pauseRemainingMs!() } : {}),
     async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
       const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
       const outcome = await summarizer.summarize(request, { ...options, signal });

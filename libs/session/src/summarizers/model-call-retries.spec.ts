@@ -8,6 +8,7 @@ import {
   withRetries,
   type RetryPolicy,
 } from './model-call-retries';
+import { EndpointPause, EndpointPausedError } from './endpoint-pause';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 
@@ -16,6 +17,7 @@ class Failed extends Error {
   constructor(
     readonly retryable: boolean,
     readonly headers?: Headers,
+    readonly status?: number,
   ) {
     super('failed');
   }
@@ -113,5 +115,67 @@ describe('withRetries', () => {
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     expect(Date.now() - startedAt).toBeLessThan(400);
     expect(run.calls()).toBe(1);
+  });
+});
+
+// Newcomer ncllmfaults F5: with the endpoint answering 429, every call and session backed off on its own (20 sessions, 180 calls in 10.9 s).
+describe('withRetries with the endpoint pause: a 429 pauses every call', () => {
+  const rateLimited = (error: unknown) => error instanceof Failed && error.status === 429;
+  /** An attempt function that notes when it started, failing with `failures` in turn, then resolving 'done'. */
+  function timedAttempts(...failures: Failed[]): { attempt: () => Promise<string>; startedAt: number[] } {
+    const startedAt: number[] = [];
+    return {
+      attempt: async () => {
+        const failure = failures[startedAt.length];
+        startedAt.push(Date.now());
+        if (failure) throw failure;
+        return 'done';
+      },
+      startedAt,
+    };
+  }
+
+  it.each([
+    ['retry-after-ms', headers({ 'retry-after-ms': '300' }), 300],
+    ['Retry-After', headers({ 'retry-after': '0.3' }), 300],
+    ['no header (the backoff: 0.5 s)', undefined, 500],
+  ])("a 429 (%s), even one not retried, makes another call's first attempt wait that long", async (_what, asked, waitMs) => {
+    const pause = new EndpointPause();
+    const limited = timedAttempts(new Failed(true, asked, 429));
+    await expect(withRetries(limited.attempt, policy({ maxRetries: 0, pause, rateLimited }))).rejects.toBeInstanceOf(Failed);
+    const other = timedAttempts();
+    await expect(withRetries(other.attempt, policy({ pause, rateLimited }))).resolves.toBe('done');
+    // the 429 was answered after the first attempt started
+    expect(other.startedAt[0]).toBeGreaterThanOrEqual(limited.startedAt[0] + waitMs);
+  });
+
+  it("a retry waits for the pause another call's 429 extended", async () => {
+    const pause = new EndpointPause();
+    const first = timedAttempts(new Failed(true, headers({ 'retry-after-ms': '100' }), 429));
+    const pending = withRetries(first.attempt, policy({ pause, rateLimited }));
+    while (first.startedAt.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    // another call is answered 429 asking for 400 ms while the first one waits its 100 ms before its retry
+    const extendedAt = Date.now();
+    pause.rateLimited(400);
+    await expect(pending).resolves.toBe('done');
+    expect(first.startedAt[1]).toBeGreaterThanOrEqual(extendedAt + 400);
+  });
+
+  it('an answer other than 429 pauses nothing, whatever it asks for', async () => {
+    const pause = new EndpointPause();
+    const failed = timedAttempts(new Failed(true, headers({ 'retry-after': '30' }), 503));
+    await expect(withRetries(failed.attempt, policy({ maxRetries: 0, pause, rateLimited }))).rejects.toBeInstanceOf(Failed);
+    expect(pause.remainingMs()).toBe(0);
+  });
+
+  it('a pause over maxWaitMs fails the call at once, no attempt made; one asked over it by a 429 pauses the other calls too', async () => {
+    const pause = new EndpointPause();
+    const limited = timedAttempts(new Failed(true, headers({ 'retry-after': '3600' }), 429));
+    await expect(withRetries(limited.attempt, policy({ maxWaitMs: 60_000, pause, rateLimited }))).rejects.toBeInstanceOf(RetryWaitTooLongError);
+    const other = timedAttempts();
+    const rejected = await withRetries(other.attempt, policy({ maxWaitMs: 60_000, pause, rateLimited })).catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(EndpointPausedError);
+    expect((rejected as EndpointPausedError).remainingMs).toBeGreaterThan(3_590_000);
+    expect(other.startedAt).toEqual([]);
   });
 });

@@ -10,9 +10,12 @@
  * {@link withRetries} retries as the client did (the same failures, the same backoff, the
  * endpoint's wait honoured), except that a wait the endpoint asks for over `maxWaitMs`
  * (the larger of 60 s and `SUMMARIZER_TIMEOUT_MS`) ends the call at once ({@link RetryWaitTooLongError}), and every wait
- * ends when the call's signal aborts.
+ * ends when the call's signal aborts. With `policy.pause` (the endpoint's {@link EndpointPause},
+ * shared by all calls of the summarizer), an attempt answered 429 pauses every call, and every
+ * attempt waits that pause out first.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EndpointPause } from './endpoint-pause';
 
 /** First backoff wait, milliseconds (the `openai` client's: 0.5 s, doubled per retry). */
 export const BACKOFF_INITIAL_MS = 500;
@@ -67,8 +70,15 @@ export interface RetryPolicy {
   retryable: (error: unknown) => boolean;
   /** The headers of the answer that failed the attempt, if it had one. */
   headersOf: (error: unknown) => Pick<Headers, 'get'> | undefined;
-  /** Ends a wait between attempts: the wait rejects with Node's `AbortError`. */
+  /** Ends a wait between attempts (or for the pause): the wait rejects with Node's `AbortError`. */
   signal?: AbortSignal;
+  /**
+   * The endpoint's pause, shared by every call to it: each attempt first waits it out
+   * ({@link EndpointPause.waitOut}, bound `maxWaitMs`); a failure `rateLimited` accepts extends it.
+   */
+  pause?: EndpointPause;
+  /** Whether a failed attempt was answered HTTP 429 (rate limited): it extends `pause`. Default: never. */
+  rateLimited?: (error: unknown) => boolean;
   /** The jitter's source, [0, 1) (default `Math.random`). */
   random?: () => number;
 }
@@ -76,21 +86,29 @@ export interface RetryPolicy {
 /**
  * Runs `attempt`, and again after each failure `policy.retryable` accepts, up to `policy.maxRetries`
  * times, waiting before each retry what the failed answer's headers ask for
- * ({@link requestedRetryWaitMs}), else the backoff ({@link backoffMs}). Resolves with the first
- * attempt that succeeds. @throws (rejects with) the last attempt's error when it is not retryable or
- * no retry is left; {@link RetryWaitTooLongError} when the endpoint asks to wait over
- * `policy.maxWaitMs` (no retry made); Node's `AbortError` when `policy.signal` aborts during a wait.
+ * ({@link requestedRetryWaitMs}), else the backoff ({@link backoffMs}). With `policy.pause`, every
+ * attempt (the first too) waits the pause out first, and a failure `policy.rateLimited` accepts
+ * (retried or not) extends the pause by that same wait. Resolves with the first attempt that
+ * succeeds. @throws (rejects with) the last attempt's error when it is not retryable or no retry is
+ * left; {@link RetryWaitTooLongError} when the endpoint asks to wait over `policy.maxWaitMs` (no
+ * retry made); `EndpointPausedError` when the pause has more than `policy.maxWaitMs` left before an
+ * attempt (that attempt not made); Node's `AbortError` when `policy.signal` aborts during a wait.
  */
 export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
   const random = policy.random ?? Math.random;
   for (let retry = 0; ; retry++) {
+    await policy.pause?.waitOut(policy.maxWaitMs, policy.signal);
     try {
       return await attempt();
     } catch (error) {
-      if (retry >= policy.maxRetries || !policy.retryable(error)) throw error;
       const asked = requestedRetryWaitMs(policy.headersOf(error), Date.now());
+      let backoff: number | undefined;
+      const waitMs = (): number => (asked !== undefined ? Math.max(0, asked) : (backoff ??= backoffMs(retry, random())));
+      // a rate limit is the endpoint's: every call waits (a wait over the bound too: the other calls then fail at once)
+      if (policy.pause && policy.rateLimited?.(error)) policy.pause.rateLimited(waitMs());
+      if (retry >= policy.maxRetries || !policy.retryable(error)) throw error;
       if (asked !== undefined && asked > policy.maxWaitMs) throw new RetryWaitTooLongError(error, Math.round(asked), policy.maxWaitMs);
-      await sleep(asked !== undefined ? Math.max(0, asked) : backoffMs(retry, random()), undefined, { signal: policy.signal });
+      await sleep(waitMs(), undefined, { signal: policy.signal });
     }
   }
 }

@@ -410,6 +410,87 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(server.calls).toBe(1);
   });
 
+  // Newcomer ncllmfaults F5: with the endpoint answering 429, each call and session backed off on its own (20 sessions: 180 calls in 10.9 s).
+  describe('a 429 pauses every call of the summarizer until the wait it asked for is over', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Resolves once `s` has received the first 429 (its pause started), or its pause is already over (the first call's retry arrived). */
+    async function pauseStarted(s: OpenAiSummarizer, arrivals: number[]): Promise<void> {
+      while (arrivals.length === 0) await sleep(2);
+      while (s.pauseRemainingMs() === 0 && arrivals.length < 2) await sleep(2);
+    }
+
+    it.each<[string, FakeFault, number]>([
+      ['Retry-After: 1', { fault: 'status429', retryAfterSeconds: 1 }, 1000],
+      ['retry-after-ms: 1000', { fault: 'status429', retryAfterSeconds: null, retryAfterMs: 1000 }, 1000],
+      // no wait asked for: the backoff of the call answered 429 (0.5 s less up to 25% jitter)
+      ['no header', { fault: 'status429', retryAfterSeconds: null }, 375],
+    ])('%s: 5 calls started during the pause send no attempt before it ends, then all succeed', async (_what, fault, pauseMs) => {
+      const arrivals: number[] = [];
+      server.setDefault((_request, i) => {
+        arrivals.push(Date.now());
+        return i === 0 ? fault : 'AFTER THE PAUSE';
+      });
+      const s = summarizer({ maxRetries: 2 });
+      const first = s.summarize(request(3));
+      await pauseStarted(s, arrivals);
+      const others = await Promise.all(Array.from({ length: 5 }, () => s.summarize(request(3))));
+      expect(await first).toMatchObject({ ok: true, text: 'AFTER THE PAUSE', calls: 2, retries: 1 });
+      for (const outcome of others) expect(outcome).toMatchObject({ ok: true, text: 'AFTER THE PAUSE', calls: 1, retries: 0 });
+      expect(server.calls).toBe(7);
+      // the 429 was answered after request 0 arrived, and the pause counts from when it was received: nothing arrived before its end
+      for (const at of arrivals.slice(1)) expect(at - arrivals[0]).toBeGreaterThanOrEqual(pauseMs);
+    });
+
+    it('fails a call at once, no call made (calls: 0), while the pause has more left than a call waits', async () => {
+      server.enqueue({ fault: 'status429', retryAfterSeconds: 3600 });
+      const s = summarizer({ maxRetries: 2 });
+      expect(await s.summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/asked to wait 3600 s before a retry/), calls: 1 });
+      const paused = await s.summarize(request(3));
+      expect(paused).toMatchObject({ ok: false, calls: 0, retries: 0, unreportedUsageCalls: 0 });
+      if (paused.ok) return;
+      expect(paused.reason).toMatch(
+        /^rate limited: every call to the model endpoint is paused after its HTTP 429 for 3(599|600) s more, longer than the service waits \(60 s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS\): no call made$/,
+      );
+      expect(server.calls).toBe(1);
+      expect(s.pauseRemainingMs()).toBeGreaterThan(3_590_000);
+    });
+
+    it("does not retry a call when another call's 429 paused the endpoint for longer than it waits", async () => {
+      // two calls in flight at once, both answered 429 once both arrived: the first asking for 1 s, the second for an hour
+      let bothArrived!: () => void;
+      const arrived = new Promise<void>((resolve) => (bothArrived = resolve));
+      server.setDefault(async (_request, i) => {
+        if (i === 1) bothArrived();
+        await arrived;
+        return { fault: 'status429', retryAfterSeconds: i === 0 ? 1 : 3600 };
+      });
+      const s = summarizer({ maxRetries: 2 });
+      const first = s.summarize(request(3));
+      while (server.calls === 0) await sleep(2);
+      expect(await s.summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/asked to wait 3600 s before a retry/), calls: 1 });
+      expect(await first).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/^rate limited: every call to the model endpoint is paused after its HTTP 429 for 3(599|600) s more, .*: not retried$/),
+        calls: 1,
+        retries: 0,
+      });
+      expect(server.calls).toBe(2);
+    });
+
+    it("ends a call's wait for the pause when the call is aborted, no call made", async () => {
+      server.enqueue({ fault: 'status429', retryAfterSeconds: 30 });
+      const s = summarizer({ maxRetries: 0 });
+      expect(await s.summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/^rate limited: HTTP 429/), calls: 1 });
+      const controller = new AbortController();
+      const pending = s.summarize(request(3), { signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      expect(await pending).toMatchObject({ ok: false, reason: 'aborted', calls: 0 });
+      // the abort ended the wait, not the end of the pause
+      expect(s.pauseRemainingMs()).toBeGreaterThan(0);
+      expect(server.calls).toBe(1);
+    });
+  });
+
   it('retries a 500 once and succeeds', async () => {
     server.enqueue({ fault: 'status500' }).setDefault('OK AFTER 500');
     const outcome = await summarizer({ maxRetries: 1 }).summarize(request(3));

@@ -34,7 +34,10 @@
  * 408/409/429/5xx and connection errors are retried (`maxRetries`) by {@link withRetries}, as the
  * `openai` client would (exponential backoff, `Retry-After` / `retry-after-ms` honoured), except
  * that a wait the endpoint asks for over 60 s or `timeoutMs`, whichever is longer, fails the call at
- * once, and the call's signal ends a wait between attempts.
+ * once, and the call's signal ends a wait between attempts. A 429 pauses every call of this
+ * summarizer (every session's passes) for the wait it asked for, else its call's backoff
+ * ({@link EndpointPause}): each attempt waits the pause out first, and one whose pause has more
+ * than that bound left fails at once, no call made.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type OpenAI from 'openai';
@@ -53,6 +56,7 @@ import { replyRefusal } from '../domain/reply-refusal';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 import { callSignal } from './call-signal';
+import { EndpointPause, EndpointPausedError } from './endpoint-pause';
 import { RetryWaitTooLongError, withRetries } from './model-call-retries';
 import { modelEndpointOf } from './model-endpoint';
 
@@ -120,6 +124,8 @@ export class OpenAiSummarizer implements Summarizer {
   readonly inputBound: SummarizerInputBound;
   private readonly client: OpenAI;
   private readonly estimator: TokenEstimator;
+  /** The endpoint's rate-limit pause, shared by every call of this summarizer (one per process: the service makes one summarizer). */
+  private readonly pause = new EndpointPause();
 
   /**
    * @throws RangeError when `timeoutMs`, `maxRetries` or `maxInputTokens` is not an integer in
@@ -221,6 +227,8 @@ export class OpenAiSummarizer implements Summarizer {
               retryable: retriedFailure,
               headersOf: failedAnswerHeaders,
               signal: call.signal,
+              pause: this.pause,
+              rateLimited: rateLimitedAnswer,
             },
           ),
         );
@@ -279,6 +287,14 @@ export class OpenAiSummarizer implements Summarizer {
     return { ok: true, text: running ?? '', ...usage };
   }
 
+  /**
+   * Milliseconds left of the pause the endpoint's last HTTP 429 set (see {@link EndpointPause}):
+   * no call is sent to it until then; 0 when there is none.
+   */
+  pauseRemainingMs(): number {
+    return this.pause.remainingMs();
+  }
+
   /** `planSummaryChunks` under the bound less `reserved` units, off the request thread when the request is large (issue 17). */
   private async plan(request: SummaryRequest, reserved: number): Promise<SummaryRequest[]> {
     const chunks = await sharedTokenCountingPool().summaryChunks(request, this.settings.maxInputTokens - reserved, this.estimator);
@@ -295,7 +311,8 @@ export class OpenAiSummarizer implements Summarizer {
    * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
    * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
    * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
-   * attempt could not connect` when an earlier one did.
+   * attempt could not connect` when an earlier one did. A call the endpoint's pause stopped says
+   * `no call made` when it made no attempt, `not retried` when it did.
    */
   private describeError(err: unknown, attempts: AttemptLedger): string {
     const { timeoutMs, maxRetries } = this.settings;
@@ -309,6 +326,12 @@ export class OpenAiSummarizer implements Summarizer {
       const seconds = Math.ceil(err.waitMs / 1000);
       const bound = Math.ceil(err.maxWaitMs / 1000);
       return `${what}; the endpoint asked to wait ${seconds} s before a retry (Retry-After), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`;
+    }
+    if (err instanceof EndpointPausedError) {
+      const left = Math.ceil(err.remainingMs / 1000);
+      const bound = Math.ceil(err.maxWaitMs / 1000);
+      const outcome = attempts.made === 0 ? 'no call made' : 'not retried';
+      return `rate limited: every call to the model endpoint is paused after its HTTP 429 for ${left} s more, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`;
     }
     if (err instanceof APIUserAbortError) return 'aborted';
     if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
@@ -353,6 +376,12 @@ function retriedFailure(err: unknown): boolean {
   if (asked === 'true' || asked === 'false') return asked === 'true';
   const status = answer.status;
   return status === 408 || status === 409 || status === 429 || (typeof status === 'number' && status >= 500);
+}
+
+/** Whether a failed attempt was answered HTTP 429 (rate limited): it pauses every call to the endpoint ({@link EndpointPause}). */
+function rateLimitedAnswer(err: unknown): boolean {
+  const { APIError } = openAiClient();
+  return err instanceof APIError && err.status === 429;
 }
 
 /** The headers of the answer that failed an attempt (an `APIError` with an answer), else undefined. */

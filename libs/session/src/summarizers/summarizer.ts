@@ -93,6 +93,12 @@ export interface Summarizer {
    */
   readonly inputBound?: SummarizerInputBound;
   summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummarizerOutcome>;
+  /**
+   * Milliseconds left of the pause the model endpoint's rate limit (HTTP 429) set: until then no
+   * call is sent to it, every pass's calls wait (or fail at once when it is longer than they wait);
+   * 0 when there is none. Absent for a summarizer that never pauses (the extractive one).
+   */
+  pauseRemainingMs?(): number;
 }
 
 /** A summarizer's input bound: `maxInputTokens` in the unit of `estimator` (system + user message). */
