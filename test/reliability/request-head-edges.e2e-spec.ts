@@ -220,6 +220,30 @@ describe('request heads only raw clients send', () => {
       }
     });
 
+    it('answers a request line naming HTTP/2.0, or no version, 400 malformed_request saying to send HTTP/1.1, on every route, and nothing is written', async () => {
+      await append('v1', 'e1');
+      const heads = [
+        ['GET /health HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n', /names HTTP\/2\.0: the service speaks HTTP\/1\.1 and HTTP\/1\.0 only/],
+        ['GET /health\r\n\r\n', /names no HTTP version \(HTTP\/0\.9 form\)/],
+        [`DELETE /v1/sessions/v1 HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n`, /HTTP\/2\.0/],
+        [requestBytes('POST', '/v1/sessions/v1/events', user('e2')).replace('HTTP/1.1', 'HTTP/2.0'), /HTTP\/2\.0/],
+      ] as const;
+      for (const [head, message] of heads) {
+        const c = connect();
+        c.send(head);
+        const [answer] = await c.next(1, 5_000);
+        expect([JSON.stringify(head.split('\r\n')[0]), answer.status, answer.body.code, answer.headers.connection]).toEqual([
+          JSON.stringify(head.split('\r\n')[0]),
+          400,
+          'malformed_request',
+          'close',
+        ]);
+        expect(answer.body.message).toMatch(message);
+      }
+      // was: 200, the session erased, e2 written
+      expect(await eventCount('v1')).toBe(1);
+    });
+
     it("names the parser's reason for any other head Node cannot parse", async () => {
       const c = connect();
       c.send('FETCH /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');

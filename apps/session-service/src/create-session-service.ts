@@ -38,6 +38,7 @@ import {
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { refuseFragments } from './http/fragment-in-target';
+import { refuseUnspokenVersions } from './http/http-version';
 import { closeAfterUpgradeOffers } from './http/upgrade-offers';
 import { answerConnectRequests } from './http/connect-method';
 import { processPipelinedInOrder } from './http/pipelined-in-order';
@@ -261,6 +262,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // Cache-Control: no-store on /v1 and /health answers (conversation text; the audit page's reads).
   forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
+  // A request line naming HTTP/2.0, or none (HTTP/0.9's form), which Node lets through: 400 malformed_request.
+  refuseUnspokenVersions(fastify, refusedLines);
   answerMissingHost(fastify, refusedLines);
   // A request target holding "#" (a fragment, never sent in HTTP): 400 malformed_request before the router's reading of it is used.
   refuseFragments(fastify, refusedLines);

@@ -618,7 +618,7 @@ export interface components {
          *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-         *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+         *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
          *     - unsupported_expectation (417): an Expect header other than 100-continue (the only expectation the service meets)
          *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
@@ -1402,7 +1402,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              */
             400: {
                 headers: {
@@ -1608,7 +1608,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              */
             400: {
                 headers: {
@@ -1827,7 +1827,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              */
             400: {
                 headers: {
@@ -2038,7 +2038,7 @@ export interface operations {
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2388,7 +2388,7 @@ export interface operations {
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2729,7 +2729,7 @@ export interface operations {
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -3063,7 +3063,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -3416,7 +3416,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              */
             400: {
                 headers: {
@@ -3799,7 +3799,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -4165,7 +4165,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -4581,7 +4581,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -4941,7 +4941,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -5304,7 +5304,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -5762,7 +5762,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -6239,7 +6239,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -6710,7 +6710,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -7085,7 +7085,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -7532,7 +7532,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, or a request target holding # (a fragment is never sent)
+             *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - revision_out_of_range: atRevision is outside the session's revisions
              *     - time_out_of_range: atTime is before the session's first event was recorded (the message names when it was)
              *     - position_out_of_range: minPosition is past the end of the log
