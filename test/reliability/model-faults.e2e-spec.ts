@@ -311,7 +311,7 @@ describe('model faults in the service log (a service of its own: the failure lin
       expect(failed).toHaveLength(2);
       for (const line of failed)
         expect(line).toMatch(
-          /^warn compaction pass failed: session "ops-401" \(tenant "default"\), compaction \S+, origin auto, stage summarize: summarizer failed: the model endpoint rejected the credentials: HTTP 401 \(invalid_api_key\)$/,
+          /^warn compaction pass failed: session "ops-401" \(tenant "default"\), compaction \S+, origin auto, stage summarize: summarizer failed: the model endpoint rejected the credentials: HTTP 401 \(invalid_api_key\); check OPENAI_API_KEY$/,
         );
       expect(lines.filter((l) => l.includes('auto-compaction of session "ops-401"'))).toEqual([
         expect.stringMatching(
@@ -323,7 +323,7 @@ describe('model faults in the service log (a service of its own: the failure lin
       const health = (await harness.http().get('/health').expect(200)).body;
       expect(health.autoCompactionsBackingOff).toBe(before + 1);
       expect(health.summarizer.lastFailure).toEqual({
-        reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401 (invalid_api_key)',
+        reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401 (invalid_api_key); check OPENAI_API_KEY',
         at: expect.any(String),
       });
 

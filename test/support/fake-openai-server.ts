@@ -68,6 +68,7 @@ export interface FakeReply {
  *   client gives up or the server closes).
  * - `status500`: HTTP 500 with an OpenAI-style error body.
  * - `status401`: HTTP 401 with an OpenAI-style `invalid_api_key` error body (a wrong key).
+ * - `status404`: HTTP 404 with an OpenAI-style `model_not_found` error body (a model the endpoint does not have).
  * - `status400`: HTTP 400 with an OpenAI-style error body whose `code` is `code` (default
  *   `context_length_exceeded`): an endpoint may put any text there.
  * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
@@ -85,6 +86,7 @@ export type FakeFault =
   | { fault: 'timeout' }
   | { fault: 'status500' }
   | { fault: 'status401' }
+  | { fault: 'status404' }
   | { fault: 'status400'; code?: string }
   | { fault: 'status429'; retryAfterSeconds?: number | null; retryAfterMs?: number }
   | { fault: 'blank'; text?: string }
@@ -306,6 +308,9 @@ export class FakeOpenAiServer {
         return;
       case 'status401':
         sendJson(res, 401, errorBody('Incorrect API key provided: sk-model****', 'invalid_api_key'));
+        return;
+      case 'status404':
+        sendJson(res, 404, errorBody('The model does not exist or you do not have access to it.', 'model_not_found'));
         return;
       case 'status400':
         sendJson(res, 400, errorBody('the request was refused', fault.code ?? 'context_length_exceeded'));

@@ -349,6 +349,19 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(known).toMatchObject({ ok: false, reason: 'model endpoint rejected the request: HTTP 400 (context_length_exceeded)' });
   });
 
+  it('names the settings to check when the endpoint has no such model or route (404, or the code model_not_found)', async () => {
+    server.setDefault({ fault: 'status404' });
+    expect(await summarizer().summarize(request(3))).toMatchObject({
+      ok: false,
+      reason: 'model endpoint rejected the request: HTTP 404 (model_not_found); check SUMMARIZER_MODEL and OPENAI_BASE_URL',
+    });
+    server.setDefault({ fault: 'status400', code: 'model_not_found' });
+    expect(await summarizer().summarize(request(3))).toMatchObject({
+      ok: false,
+      reason: 'model endpoint rejected the request: HTTP 400 (model_not_found); check SUMMARIZER_MODEL and OPENAI_BASE_URL',
+    });
+  });
+
   // Newcomer auditfix 2: `…/v1?api-version=…` (Azure) sent every call to `/v1?api-version=…%2Fchat%2Fcompletions` (404).
   it('sends the query of OPENAI_BASE_URL after the route, on every call', async () => {
     server.enqueue({ fault: 'status429', retryAfterSeconds: 0 });
@@ -501,7 +514,11 @@ describe('OpenAiSummarizer against the fake server', () => {
   it('turns a timeout into ok:false naming the timeout', async () => {
     server.setDefault({ fault: 'timeout' });
     const outcome = await summarizer({ timeoutMs: 200, maxRetries: 0 }).summarize(request(3));
-    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/timed out after 200 ms/), calls: 1 });
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^timed out after 200 ms per attempt \(.*\); SUMMARIZER_TIMEOUT_MS sets the wait$/),
+      calls: 1,
+    });
     expect(server.calls).toBe(1);
   });
 
@@ -552,14 +569,20 @@ describe('OpenAiSummarizer against the fake server', () => {
     server = new FakeOpenAiServer({ requireApiKey: 'the-right-key' });
     url = (await server.start()).url;
     const outcome = await summarizer().summarize(request(3));
-    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/rejected the credentials: HTTP 401/) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/rejected the credentials: HTTP 401 \(invalid_api_key\); check OPENAI_API_KEY$/),
+    });
     if (!outcome.ok) expect(outcome.reason).not.toContain(API_KEY);
   });
 
   it('reports an unreachable endpoint', async () => {
     await server.close();
     const outcome = await summarizer().summarize(request(3));
-    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/could not reach the model endpoint/) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^could not reach the model endpoint \(connection error, .*\); check OPENAI_BASE_URL and that the endpoint is up$/),
+    });
     // The connection was refused: the request never reached a model, so no model call is counted.
     expect(outcome).toMatchObject({ calls: 0, promptTokens: 0, completionTokens: 0 });
   });

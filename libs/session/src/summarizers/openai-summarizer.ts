@@ -312,7 +312,10 @@ export class OpenAiSummarizer implements Summarizer {
    * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
    * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
    * attempt could not connect` when an earlier one did. A call the endpoint's pause stopped says
-   * `no call made` when it made no attempt, `not retried` when it did.
+   * `no call made` when it made no attempt, `not retried` when it did. A fault a setting fixes
+   * names it (newcomer ncllmfaults F9): 401/403 `; check OPENAI_API_KEY`, 404 or the code
+   * `model_not_found` `; check SUMMARIZER_MODEL and OPENAI_BASE_URL`, no attempt connected `; check
+   * OPENAI_BASE_URL and that the endpoint is up`, a timeout `; SUMMARIZER_TIMEOUT_MS sets the wait`.
    */
   private describeError(err: unknown, attempts: AttemptLedger): string {
     const { timeoutMs, maxRetries } = this.settings;
@@ -334,12 +337,12 @@ export class OpenAiSummarizer implements Summarizer {
       return `rate limited: every call to the model endpoint is paused after its HTTP 429 for ${left} s more, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`;
     }
     if (err instanceof APIUserAbortError) return 'aborted';
-    if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
+    if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries}); SUMMARIZER_TIMEOUT_MS sets the wait`;
     if (err instanceof APIConnectionError) {
       if (errorName(err.cause) === REPLY_CUT_OFF)
         return `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`;
       // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
-      if (attempts.reached === 0) return `could not reach the model endpoint (connection error, ${retries})`;
+      if (attempts.reached === 0) return `could not reach the model endpoint (connection error, ${retries}); check OPENAI_BASE_URL and that the endpoint is up`;
       if (neverConnected(err))
         return `the last attempt could not connect to the model endpoint (${attemptsText(attempts.reached)} before it reached it; connection error, ${retries})`;
       return `the connection to the model endpoint failed after the request was sent (connection error, ${retries})`;
@@ -348,10 +351,14 @@ export class OpenAiSummarizer implements Summarizer {
       const status = typeof err.status === 'number' ? err.status : undefined;
       const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
       if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
-      if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}`;
+      if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}; check OPENAI_API_KEY`;
       if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
         return `model endpoint error: HTTP ${status}${code} after ${retries}`;
-      if (typeof status === 'number') return `model endpoint rejected the request: HTTP ${status}${code}`;
+      if (typeof status === 'number') {
+        // no such model or route: the settings that name them
+        const hint = status === 404 || err.code === 'model_not_found' ? '; check SUMMARIZER_MODEL and OPENAI_BASE_URL' : '';
+        return `model endpoint rejected the request: HTTP ${status}${code}${hint}`;
+      }
       return `model endpoint error${code}`;
     }
     const name = errorName(err);
