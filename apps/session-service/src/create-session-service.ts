@@ -15,7 +15,17 @@ import { Logger } from 'nestjs-pino';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
-import { COMMAND_EVENT_STORE, READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector, readSessionLife, summarizerFromEnv, type Summarizer } from '@lib/session';
+import {
+  AutoCompactionScheduler,
+  COMMAND_EVENT_STORE,
+  CompactSessionHandler,
+  READ_MODEL_FILE_NAME,
+  ReadModelStore,
+  SessionProjector,
+  readSessionLife,
+  summarizerFromEnv,
+  type Summarizer,
+} from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { AppModule } from './app.module';
@@ -342,6 +352,12 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       refusedLines.close();
       hostLines.close();
       unparseableLines.close();
+      // Compaction passes in flight answer through the event bus (the failed-pass log line, the metrics), whose handlers
+      // app.close() unsubscribes before any hook waits for them (Nest runs onModuleDestroy before onApplicationShutdown):
+      // they end first (a model call is aborted half-way), within the bound.
+      const scheduler = app.get(AutoCompactionScheduler);
+      scheduler.stopWaiting();
+      await settlesWithin(Promise.all([scheduler.whenIdle(), app.get(CompactSessionHandler).whenIdle()]), left());
       const unfinished: string[] = [];
       // Requests in flight, automatic compactions, the projector and NATS: each may wait on a store that does not answer.
       if (await settlesWithin(app.close(), left())) readModels.close();

@@ -81,6 +81,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * landed can have the key, and the pass is its answer too.
    */
   private readonly settled = new Map<string, CompactionAnswer>();
+  /** Passes running now ({@link whenIdle}). */
+  private running = 0;
+  /** Waiters of {@link whenIdle}. */
+  private readonly idle = new Set<() => void>();
 
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
@@ -105,6 +109,30 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * ({@link SummarizerCallsSpent} with outcome `error`).
    */
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
+    this.running++;
+    try {
+      return await this.executeOnce(command);
+    } finally {
+      if (--this.running === 0) {
+        for (const resolve of this.idle) resolve();
+        this.idle.clear();
+      }
+    }
+  }
+
+  /**
+   * Resolves when no pass of this handler runs (at once when none does): the service's shutdown
+   * waits for it before Nest's `app.close()`, which unsubscribes the event bus's handlers before
+   * anything else waits, so that a pass the shutdown aborted still publishes its answer (its
+   * failed-pass log line, its metrics).
+   */
+  whenIdle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.add(resolve));
+  }
+
+  /** {@link execute}'s work. */
+  private async executeOnce(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const spend = new SummarizerSpend();
     let answered: { answer: CompactionAnswer; shared: boolean };
