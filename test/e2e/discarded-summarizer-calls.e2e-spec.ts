@@ -204,6 +204,73 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'used' })).toBe(1);
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'auto', outcome: 'compacted', reply: 'used' })).toBe(2);
   });
+  // ncauditor F2: two writers commanding a compaction of one session at once; the loser, planned again, found nothing
+  // to archive and answered an unrecorded noop: its model call was in its answer and /metrics only, not in the audit
+  it('two compactions commanded at once: the one planned again answers a recorded noop, and the compaction history lists it with its model call', async () => {
+    const http = () => harness.http();
+    await http()
+      .post('/v1/sessions/two-writers/events')
+      .send({ events: turns(8) })
+      .expect(201);
+    const n = fake.calls;
+    const compaction = (maxEventsToKeep: number) =>
+      http()
+        .post('/v1/sessions/two-writers/compactions')
+        .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep, overlapSize: 1 }, estimator: 'chars' })
+        .then((r) => r);
+    // both plan and call the model before either answers
+    const first = compaction(3);
+    await callsMade(n + 1);
+    const second = compaction(4);
+    await callsMade(n + 2);
+    held.answer(n);
+    const won = (await first).body as Record<string, unknown>;
+    expect(won).toMatchObject({ outcome: 'compacted', recorded: true });
+    held.answer(n + 1);
+    const lost = (await second).body as Record<string, unknown>;
+    CompactionAnswerSchema.parse(lost);
+    const call = { calls: 1, retries: 0, unreportedUsageCalls: 0, promptTokens: (n + 2) * 100, completionTokens: (n + 2) * 10, answeredModels: [MODEL] };
+    expect(lost).toMatchObject({
+      outcome: 'noop',
+      reason: 'within-limit',
+      recorded: true,
+      compactionId: expect.any(String),
+      summarizer: { kind: 'openai-compatible', model: MODEL, ...call, discarded: call },
+      discardedSummarizerCalls: { kind: 'openai-compatible', model: MODEL, ...call },
+    });
+    expect(fake.calls).toBe(n + 2);
+
+    const history = (
+      await http()
+        .get(`/v1/sessions/two-writers/compactions?minPosition=${String(lost.position)}`)
+        .expect(200)
+    ).body as { compactions: Array<Record<string, unknown>> };
+    for (const item of history.compactions) CompactionHistoryItemSchema.parse(item);
+    const figures = {
+      calls: 1,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      usage: { promptTokens: (n + 2) * 100, completionTokens: (n + 2) * 10 },
+      answeredModels: [MODEL],
+    };
+    expect(history.compactions.map((c) => [c.compactionId, c.outcome, c.origin])).toEqual(
+      expect.arrayContaining([
+        [won.compactionId, 'compacted', 'command'],
+        [lost.compactionId, 'noop', 'command'],
+      ]),
+    );
+    expect(history.compactions.find((c) => c.compactionId === lost.compactionId)).toMatchObject({
+      reason: 'within-limit',
+      archivedIds: [],
+      summarizer: { kind: 'openai-compatible', model: MODEL, ...figures, discarded: figures },
+    });
+    const summary = (
+      await http()
+        .get(`/v1/sessions/two-writers?minPosition=${String(lost.position)}`)
+        .expect(200)
+    ).body as { summarizerSpend: { calls: number; discarded: { calls: number } }; noopCompactionCount: number };
+    expect(summary).toMatchObject({ noopCompactionCount: 1, summarizerSpend: { calls: 2, discarded: { calls: 1 } } });
+  });
   // ncaudit2 F2: the session erased while the model call ran answered a bare 404 ("may never have existed"), the billed call dropped
   it('the session erased while the model call runs: the erased-session 404 (erasedAt) carries the call in discardedSummarizerCalls', async () => {
     const http = () => harness.http();

@@ -274,9 +274,9 @@ export interface components {
         /** @description The answer to POST …/compactions */
         CompactionAnswer: {
             archived: string[];
-            /** @description present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history */
+            /** @description present when the decision is recorded (compacted, failed, an automatic noop whose trigger still fires, and a noop of a pass that discarded model calls): the id in the compaction history */
             compactionId?: string;
-            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran) */
+            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written; a noop that follows them is recorded with them as its summarizer (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran) */
             discardedSummarizerCalls?: {
                 /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
                 answeredModels: string[];
@@ -317,7 +317,7 @@ export interface components {
              * @enum {string}
              */
             reason?: "within-limit" | "newest-turn-only" | "open-tool-call";
-            /** @description whether the decision is in the log and the compaction history (compacted and failed passes; a noop only when automatic with its trigger still firing, once per wait period) */
+            /** @description whether the decision is in the log and the compaction history (compacted and failed passes; a noop when automatic with its trigger still firing, once per wait period, or when its pass discarded model calls, recorded with them, except while an automatic pass waits for growth) */
             recorded: boolean;
             /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
@@ -449,7 +449,7 @@ export interface components {
             /** @enum {string} */
             origin: "command" | "auto";
             /**
-             * @description compacted: the window changed; noop: an automatic pass that could archive nothing while its trigger still fired (recorded once per wait period, DESIGN §3.5; a commanded noop is never recorded); failed
+             * @description compacted: the window changed; noop: a pass that could archive nothing, recorded when automatic with its trigger still firing (once per wait period, DESIGN §3.5) or when it discarded model calls first (its summarizer holds them; commanded noops are recorded only then); failed
              * @enum {string}
              */
             outcome: "compacted" | "noop" | "failed";
@@ -1080,7 +1080,7 @@ export interface components {
             lastActivityAt: string;
             /** @description global position of the session's last event (the list's activity order) */
             lastPosition: string;
-            /** @description recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5) */
+            /** @description recorded passes that could archive nothing (outcome noop): automatic passes while the policy trigger still fired (at most one per wait period, DESIGN §3.5), and passes that discarded model calls before finding nothing to archive (recorded with those calls) */
             noopCompactionCount: number;
             policy: components["schemas"]["Policy"] | null;
             /** @description revision of the session's last event */

@@ -348,7 +348,9 @@ export const CompactionAnswerSchema = named(
     compactionId: z
       .string()
       .optional()
-      .describe('present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history'),
+      .describe(
+        'present when the decision is recorded (compacted, failed, an automatic noop whose trigger still fires, and a noop of a pass that discarded model calls): the id in the compaction history',
+      ),
     outcome: z.enum(['compacted', 'noop', 'not-triggered', 'conflict', 'failed']),
     archived: z.array(z.string()),
     kept: z.array(z.string()),
@@ -374,7 +376,7 @@ export const CompactionAnswerSchema = named(
     recorded: z
       .boolean()
       .describe(
-        'whether the decision is in the log and the compaction history (compacted and failed passes; a noop only when automatic with its trigger still firing, once per wait period)',
+        'whether the decision is in the log and the compaction history (compacted and failed passes; a noop when automatic with its trigger still firing, once per wait period, or when its pass discarded model calls, recorded with them, except while an automatic pass waits for growth)',
       ),
     replayed: z
       .boolean()
@@ -416,7 +418,7 @@ export const CompactionAnswerSchema = named(
     discardedSummarizerCalls: discardedCallsSchema
       .optional()
       .describe(
-        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran)",
+        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written; a noop that follows them is recorded with them as its summarizer (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran)",
       ),
   }),
   'The answer to POST …/compactions',
@@ -479,7 +481,7 @@ export const SessionSummarySchema = named(
     ),
     failedCompactionCount: count,
     noopCompactionCount: count.describe(
-      'recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5)',
+      'recorded passes that could archive nothing (outcome noop): automatic passes while the policy trigger still fired (at most one per wait period, DESIGN §3.5), and passes that discarded model calls before finding nothing to archive (recorded with those calls)',
     ),
     triggerStillFires: z
       .boolean()
@@ -580,7 +582,7 @@ export const CompactionHistoryItemSchema = named(
     outcome: z
       .enum(['compacted', 'noop', 'failed'])
       .describe(
-        'compacted: the window changed; noop: an automatic pass that could archive nothing while its trigger still fired (recorded once per wait period, DESIGN §3.5; a commanded noop is never recorded); failed',
+        'compacted: the window changed; noop: a pass that could archive nothing, recorded when automatic with its trigger still firing (once per wait period, DESIGN §3.5) or when it discarded model calls first (its summarizer holds them; commanded noops are recorded only then); failed',
       ),
     reason: z
       .enum(['within-limit', 'newest-turn-only', 'open-tool-call'])

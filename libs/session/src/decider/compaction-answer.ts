@@ -50,7 +50,9 @@ export interface CompactionAnswer {
   /**
    * Whether the decision is in the log (and in the compaction history under `compactionId`).
    * `not-triggered`, `conflict`, dry runs and commanded `noop` are answered but not recorded; an
-   * automatic `noop` whose trigger still fires is recorded once per wait period (DESIGN §3.5).
+   * automatic `noop` whose trigger still fires is recorded once per wait period (DESIGN §3.5), and
+   * a `noop` (commanded or automatic) of a pass that discarded summarizer calls is recorded with
+   * them as its `summarizer` (`recordsSpentNoop`; not while an automatic wait is in force).
    */
   recorded: boolean;
   /** True when this answer is a decision recorded earlier for the same unchanged input. */
@@ -96,7 +98,10 @@ export interface CompactionAnswer {
    * automatic pass's policy changed meanwhile (`conflict`, abandoned: `passAuthority`), or the same compaction was recorded first by another
    * pass (the answer is then `replayed`). Present on any answer whose pass discarded a reply, so
    * the cost of a call shows also when nothing is written; when the pass wrote a decision, the
-   * same figures are in its `summarizer` (included in the totals, and as `summarizer.discarded`).
+   * same figures are in its `summarizer` (included in the totals, and as `summarizer.discarded`),
+   * a `noop` included: a pass that discarded replies and then found nothing to archive records a
+   * `noop` decision for them (`recordsSpentNoop`), so `not-triggered`, `conflict` and a `replayed`
+   * answer are the endings whose discarded calls are in no decision of the log.
    */
   discardedSummarizerCalls?: SummarizerIdentity;
 }

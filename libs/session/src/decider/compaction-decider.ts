@@ -172,7 +172,7 @@ export interface CompactionDecision {
   after: TriggerFigures;
   /** Whether it is appended on top of events appended while the pass ran (see {@link stillFiring}). */
   rebased: boolean;
-  /** For a recorded automatic noop: why nothing was archived. */
+  /** For a recorded noop (an automatic one of DESIGN §3.5, or one recorded for its discarded summarizer calls): why nothing was archived. */
   noop?: NoopReason;
 }
 
@@ -277,16 +277,41 @@ export function autoTriggerFires(command: CompactSession, state: SessionWindowSt
 }
 
 /**
- * Whether the `noop` plan of `command` on `state` is recorded as a decision (DESIGN §3.5): only an
- * automatic pass (not a dry run) whose trigger still fires on the unchanged window, and only when
- * the window has grown enough since the last recorded one (so one record per wait period, never
- * one per append, also when passes of several replicas race: each plans on the log as it is). A
- * commanded noop, or a pass with no trigger, writes nothing.
+ * Whether the `noop` plan of `command` on `state` is recorded as a decision, by either rule:
+ * - DESIGN §3.5: an automatic pass (not a dry run) whose trigger still fires on the unchanged
+ *   window, and only when the window has grown enough since the last recorded one (so one record
+ *   per wait period, never one per append, also when passes of several replicas race: each plans
+ *   on the log as it is);
+ * - its spend ({@link recordsSpentNoop}): a pass that called the summarizer and discarded the
+ *   replies before concluding `noop` (newcomer ncauditor F2).
+ * Any other noop (a commanded one, a pass with no trigger, that called no summarizer) writes nothing.
  */
-function recordsNoop(command: CompactSession, plan: CompactionPlan, state: SessionWindowState): boolean {
-  if (plan.outcome !== 'noop' || command.origin !== 'auto' || command.dryRun || !command.trigger) return false;
+function recordsNoop(command: CompactSession, plan: CompactionPlan, state: SessionWindowState, discarded: SummarizerUsage | undefined): boolean {
+  if (plan.outcome !== 'noop' || command.dryRun) return false;
+  if (recordsSpentNoop(state, discarded)) return true;
+  if (command.origin !== 'auto' || !command.trigger) return false;
   if (!triggerFiguresFire(command.trigger, triggerFigures(costedWindow(state, command.estimator)))) return false;
   return grownSinceStuckAutoPass(command, state);
+}
+
+/**
+ * Whether a `noop` conclusion (not a dry run) on `state` is recorded for its spend: the pass
+ * called the summarizer and discarded the replies (`discarded`: planned again after another
+ * pass's decision, say, and then nothing was left to archive). The decision (one
+ * `CompactionCompleted`, outcome `noop`, its reason, its `summarizer` the discarded calls) puts
+ * those calls in the session's log, where the compaction history and its spend show them; without
+ * it they showed only in the command's answer and `/metrics`.
+ *
+ * Except while an automatic wait is in force (DESIGN §3.5: the session's last decision is an
+ * automatic pass that left its trigger firing, {@link autoPassBaseline}): a decision recorded then
+ * would end that wait (a commanded one, or one of other parameters) or move its baseline (the
+ * policy's own pass, recorded before the window has grown enough), so the noop writes nothing, as
+ * before. A noop recorded by this rule outside a wait starts none: a commanded decision never
+ * does, and an automatic noop with a firing trigger outside a wait is recorded by the rule of
+ * §3.5 anyway. Pure, O(1).
+ */
+export function recordsSpentNoop(state: SessionWindowState, discarded: SummarizerUsage | undefined): boolean {
+  return discarded !== undefined && discarded.calls > 0 && state.lastCompaction?.stillFiring === undefined;
 }
 
 /**
@@ -346,17 +371,19 @@ export function compactionToReplay(state: SessionWindowState, paramsKey: string,
  * `not-triggered` or `noop` (and its reason), or with the dry run's would-be result; otherwise
  * returns the pass to decide, under the compaction id of {@link compactionIdentity}. An automatic
  * `noop` whose trigger still fires is a pass to decide too, once per wait period (`recordsNoop`):
- * its decision records it (`plan.outcome` `noop`, no summarizer call).
+ * its decision records it (`plan.outcome` `noop`, no summarizer call); so is the `noop` of a pass
+ * that discarded summarizer replies (`discarded`: their usage, from the handler's ledger;
+ * {@link recordsSpentNoop}), whose decision records those calls as its `summarizer`.
  * @throws SessionNotFoundError when the session has no events.
  */
-export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null): CompactionStep {
+export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null, discarded?: SummarizerUsage): CompactionStep {
   if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
   const { compactionId, paramsKey } = compactionIdentity(command, state.revision, state.incarnation);
   const replay = compactionToReplay(state, paramsKey, false, compactionId);
   if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
   const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
   if (plan.outcome !== 'compacted') {
-    if (recordsNoop(command, plan, state)) return { kind: 'pass', pass: { compactionId, paramsKey, basedOnRevision: state.revision, plan } };
+    if (recordsNoop(command, plan, state, discarded)) return { kind: 'pass', pass: { compactionId, paramsKey, basedOnRevision: state.revision, plan } };
     return { kind: 'conclude', conclusion: { kind: 'unrecorded', plan, state } };
   }
   if (command.dryRun) {
@@ -374,10 +401,12 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
  * `EventsArchived` (when anything is archived), `SummaryInserted` (with a usable summary, placed
  * before the plan's anchor), then `CompactionCompleted` or, when the summary failed or was blank,
  * `CompactionFailed` (only superseded system messages archived). A `noop` pass (an automatic one
- * recorded for DESIGN §3.5) is one `CompactionCompleted` with outcome `noop` and its reason. The last event carries the
+ * recorded for DESIGN §3.5, or one recorded for the summarizer calls it discarded: `recordsNoop`)
+ * is one `CompactionCompleted` with outcome `noop` and its reason. The last event carries the
  * session snapshot of the state after the pass and, with a trigger, whether it still fires
  * (DESIGN §3.5). Event ids derive from the compaction id, so a decision appended twice is one.
- * Its `summarizer` (when the pass called one) sums the reply's usage and `context.discarded`.
+ * Its `summarizer` (when the pass called one) sums the reply's usage and `context.discarded` (a
+ * noop's is `context.discarded` alone).
  */
 export function decideCompaction(
   command: CompactSession,

@@ -92,7 +92,7 @@ export interface SessionWindowState {
   policy: PolicySetData | null;
   /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
   policyRevision: bigint | null;
-  /** The last compaction decision (compacted, a recorded automatic noop, or failed) folded. */
+  /** The last compaction decision (compacted, a recorded noop, or failed) folded. */
   lastCompaction: RecordedCompaction | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
   eventsSinceCompaction: number;
@@ -117,7 +117,7 @@ export interface SessionWindowState {
 export interface RecordedCompaction {
   compactionId: string;
   basedOnRevision: string;
-  /** `noop`: an automatic pass that archived nothing while its trigger still fired (recorded for DESIGN §3.5). */
+  /** `noop`: a pass that archived nothing, recorded because it was automatic with its trigger still firing (DESIGN §3.5) or for the summarizer calls it discarded. */
   outcome: 'compacted' | 'noop' | 'failed';
   paramsKey: string;
   /** Stream revision of the decision event. */
@@ -274,7 +274,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       state.lastCompaction = recordedCompactionOf(recorded);
       // What a load from this decision's snapshot knows: the rest is the log's (DESIGN §4).
       state.revisionsById = retainedRevisions(state);
-      // A recorded noop called no summarizer: it says nothing of the failures the backoff counts;
+      // A recorded noop used no summarizer reply (its calls, if any, were discarded): it says nothing of the failures the backoff counts;
       // nor does a pass whose model call the service's shutdown aborted (`interrupted`).
       if (recorded.type === COMPACTION_FAILED) {
         if (!(recorded.data as CompactionFailedData).interrupted) state.consecutiveFailures += 1;

@@ -23,9 +23,10 @@
  *
  * Every summarizer call's cost shows (./summarizer-spend): a reply the pass does not use (planned
  * again, erased meanwhile, another pass's decision found) is summed into the decision it finally
- * writes (`summarizer.discarded`), reported in the answer (`discardedSummarizerCalls`) whatever it
- * is, and published for the metrics ({@link SummarizerCallsSpent}), also when the command ends in
- * an error.
+ * writes (`summarizer.discarded`; a pass planned again that then finds nothing to archive records
+ * a `noop` decision for them, `recordsSpentNoop`), reported in the answer
+ * (`discardedSummarizerCalls`) whatever it is, and published for the metrics
+ * ({@link SummarizerCallsSpent}), also when the command ends in an error.
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -263,9 +264,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     let claim: HeldClaim | null | undefined;
     try {
       for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
-        // a reply of the attempt before is not used: this one is planned on a newer state
+        // a reply of the attempt before is not used: this one is planned on a newer state (a noop it
+        // concludes is then recorded with the calls discarded, recordsSpentNoop, so the log shows them)
         spend.discardPending();
-        let step = planSessionCompaction(command, state);
+        let step = planSessionCompaction(command, state, spend.discarded);
         if (claim === undefined && this.claims && step.kind === 'pass' && passClaimsHere(command, state, step)) {
           const before = state.revision!;
           const waited =
@@ -288,7 +290,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             const meanwhile = compactionToReplay(state, step.pass.paramsKey, true);
             // The same compaction, decided by another pass since this one read the session: its answer (`replayed`), no model call.
             if (meanwhile && meanwhile.revision > before) return { kind: 'replay', recorded: meanwhile, state };
-            step = planSessionCompaction(command, state);
+            step = planSessionCompaction(command, state, spend.discarded);
           }
         }
         if (step.kind === 'conclude') return step.conclusion;

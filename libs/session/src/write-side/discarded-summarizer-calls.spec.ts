@@ -17,6 +17,7 @@ import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
 import { compactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { listCompactions } from '../read-side/queries/compaction-history-query';
+import { getSessionSummary } from '../read-side/queries/session-summary-query';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler, MAX_COMPACTION_ATTEMPTS, SummarizerCallsSpent } from './compact-session';
 import { EraseSessionCommand, EraseSessionHandler } from './erase-session';
@@ -176,6 +177,76 @@ describe('a summarizer call whose reply a pass does not use', () => {
           discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 200, completionTokens: 20 }, answeredModels: [] },
         },
       ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('compactions commanded at once: the ones planned again that find nothing left to archive record a noop decision with their calls, and the audit (compaction history, session spend) shows them (ncauditor F2)', async () => {
+    const { store, summarizer, compactions, turns, decisions, spent } = setUp();
+    try {
+      await turns(0, 8);
+      const keep = (n: number) => parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: n, overlapSize: 1 });
+      // three writers, other parameters each (so no pass is shared, nor replayed): every plan calls the model
+      const writers = [3, 4, 5].map((n) => compactions.execute(new CompactSessionCommand('t', 's', keep(n), null, 'chars', false)));
+      await summarizer.called(3);
+      summarizer.answer(1);
+      expect(await writers[0]).toMatchObject({ outcome: 'compacted', recorded: true });
+      summarizer.answer(2);
+      summarizer.answer(3);
+      const [second, third] = [await writers[1], await writers[2]];
+
+      expect(summarizer.calls).toBe(3);
+      // planned again on the window the first left (3 events): nothing to archive, but their calls are recorded
+      for (const [answer, n] of [
+        [second, 2],
+        [third, 3],
+      ] as const) {
+        const calls = usage(1, n * 100, n * 10);
+        expect(answer).toMatchObject({
+          outcome: 'noop',
+          reason: 'within-limit',
+          recorded: true,
+          archived: [],
+          summarizer: { ...identity, ...calls, discarded: calls },
+        });
+        expect(answer.compactionId).toEqual(expect.any(String));
+        expect(answer.discardedSummarizerCalls).toEqual({ ...identity, ...calls });
+      }
+      const written = await decisions();
+      expect(written.map((d) => [d.outcome, d.origin, d.compactionId])).toEqual([
+        ['compacted', 'command', expect.any(String)],
+        ['noop', 'command', second.compactionId],
+        ['noop', 'command', third.compactionId],
+      ]);
+      expect(written[1].summarizer).toEqual({ ...identity, ...usage(1, 200, 20), discarded: usage(1, 200, 20) });
+      expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([
+        ['compacted', usage(1, 100, 10), undefined],
+        ['noop', undefined, usage(1, 200, 20)],
+        ['noop', undefined, usage(1, 300, 30)],
+      ]);
+
+      // the audit: the compaction history lists the noops with their calls and usage, and the session's spend counts them
+      const readModels = ReadModelStore.open(':memory:');
+      await new SessionProjector(readModels).rebuild(store);
+      const items = listCompactions(readModels, 't', 's')!.map(compactionHistoryItem);
+      const discardedFigures = (n: number) => ({
+        calls: 1,
+        retries: 0,
+        unreportedUsageCalls: 0,
+        usage: { promptTokens: n * 100, completionTokens: n * 10 },
+        answeredModels: [],
+      });
+      expect(items.map((i) => [i.outcome, i.reason, i.summarizer])).toEqual([
+        ['compacted', null, { ...identity, ...discardedFigures(1), discarded: null }],
+        ['noop', 'within-limit', { ...identity, ...discardedFigures(2), discarded: discardedFigures(2) }],
+        ['noop', 'within-limit', { ...identity, ...discardedFigures(3), discarded: discardedFigures(3) }],
+      ]);
+      expect(getSessionSummary(readModels, 't', 's', 'chars')?.summarizerSpend).toMatchObject({
+        calls: 3,
+        usage: { promptTokens: 600, completionTokens: 60 },
+        discarded: { calls: 2, usage: { promptTokens: 500, completionTokens: 50 } },
+      });
     } finally {
       await store.close();
     }

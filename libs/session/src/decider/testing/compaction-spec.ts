@@ -13,8 +13,9 @@ import { parseStrategy, type SummaryRequest, type Trigger } from '@lib/compactio
 import type { EventData } from '@lib/event-store';
 import { foldSessionWindow, orderedWindow, type SessionWindowState } from '../../domain/session-window';
 import { cloneSessionWindow } from '../../domain/clone-session-window';
-import type { SummarizerOutcome } from '../../summarizers/summarizer';
+import type { SummarizerOutcome, SummarizerUsage } from '../../summarizers/summarizer';
 import { answerCompaction, type UnpositionedCompactionAnswer } from '../compaction-answer';
+import { discardedSummarizerCalls } from '../summarizer-spend';
 import { decideCompaction, planSessionCompaction, type CompactSession, type CompactionContext, type PlannedCompaction } from '../compaction-decider';
 
 /** What one compaction decided. */
@@ -62,21 +63,25 @@ export function compactCommand(
 
 /**
  * Decides `command` on a state, with `summarize` answering the summarizer's requests (default: a
- * summary `summary of N events`).
+ * summary `summary of N events`). `discarded`: the usage of summarizer calls the pass made in
+ * earlier attempts and discarded (as the handler's ledger passes it to the plan and the decision).
  */
 export function compact(
   command: CompactSession,
   summarize: (request: SummaryRequest) => SummarizerOutcome = (r) => summaryText(`summary of ${r.toSummarize.length} events`),
+  discarded?: SummarizerUsage,
 ): (state: SessionWindowState | null) => CompactionRun {
   return (state) => {
-    const step = planSessionCompaction(command, state);
-    if (step.kind === 'conclude') return { events: [], answer: answerCompaction(step.conclusion, command), summarizerRequests: [] };
+    const step = planSessionCompaction(command, state, discarded);
+    const answered = discardedSummarizerCalls(SPEC_CONTEXT.summarizer, discarded);
+    if (step.kind === 'conclude') return { events: [], answer: answerCompaction(step.conclusion, command, answered), summarizerRequests: [] };
     const request = step.pass.plan.summaryRequest;
-    const decision = decideCompaction(command, state!, step.pass, request ? summarize(request) : undefined, SPEC_CONTEXT);
+    const context = discarded ? { ...SPEC_CONTEXT, discarded } : SPEC_CONTEXT;
+    const decision = decideCompaction(command, state!, step.pass, request ? summarize(request) : undefined, context);
     const revision = state!.revision! + BigInt(decision.events.length);
     return {
       events: decision.events,
-      answer: answerCompaction({ kind: 'recorded', decision, revision, position: 0n }, command),
+      answer: answerCompaction({ kind: 'recorded', decision, revision, position: 0n }, command, answered),
       summarizerRequests: request ? [request] : [],
       pass: step.pass,
     };

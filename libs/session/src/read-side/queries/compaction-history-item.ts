@@ -30,8 +30,9 @@ export function archivedOnArrivalItems(records: readonly ArchivedOnArrivalRecord
 export interface CompactionHistoryItem {
   compactionId: string;
   /**
-   * `compacted` (the window changed), `noop` (an automatic pass that could archive nothing while
-   * its trigger still fires: recorded once per wait period, DESIGN §3.5) or `failed`.
+   * `compacted` (the window changed), `noop` (a pass that could archive nothing: an automatic one
+   * whose trigger still fires, recorded once per wait period, DESIGN §3.5, or one that discarded
+   * summarizer calls first, recorded with them as its `summarizer`) or `failed`.
    */
   outcome: 'compacted' | 'noop' | 'failed';
   /** With outcome `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`); null otherwise. */

@@ -16,7 +16,8 @@ export interface CompactionRecord {
   compactionId: string;
   /**
    * `compacted` or `noop` (a CompactionCompleted event: `noop` is an automatic pass recorded because
-   * its trigger still fires, DESIGN §3.5) or `failed` (a CompactionFailed event).
+   * its trigger still fires, DESIGN §3.5, or a pass recorded for the summarizer calls it discarded)
+   * or `failed` (a CompactionFailed event).
    */
   outcome: 'compacted' | 'noop' | 'failed';
   /** Revision (bigint) of the CompactionCompleted / CompactionFailed event. */

@@ -35,8 +35,9 @@ export interface SessionSummary {
   /** Recorded failed compactions. */
   failedCompactionCount: number;
   /**
-   * Recorded automatic passes that could archive nothing while the policy's trigger still fired
-   * (`noop`, DESIGN §3.5: at most one per wait period; a policy that cannot be met).
+   * Recorded passes that could archive nothing (`noop`): automatic ones while the policy's trigger
+   * still fired (DESIGN §3.5: at most one per wait period; a policy that cannot be met), and passes
+   * recorded for the summarizer calls they discarded before finding nothing to archive.
    */
   noopCompactionCount: number;
   /**
@@ -48,7 +49,7 @@ export interface SessionSummary {
   /**
    * What the session's recorded decisions spent on the summarizer, summed over them (each
    * decision's `summarizer` figures, as its history item shows them), with `discarded` the part
-   * spent on replies the passes did not use. A pass that recorded no decision is not in it: a
+   * spent on replies the passes did not use (a `noop` recorded for them included). A pass that recorded no decision is not in it: a
    * commanded one's calls are in its answer's `discardedSummarizerCalls`, an automatic one's (no
    * answer) only in `/metrics`, without a session. Zeros
    * when no summarizer was called. An erasure takes it away with the session's history.
