@@ -8,8 +8,15 @@ describe('callSignal', () => {
     const calls = Array.from({ length: 25 }, () => callSignal(shutdown.signal));
     // was 25: one per call, and MaxListenersExceededWarning from the 11th
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
-    calls.forEach((call) => call.release());
+    calls.slice(1).forEach((call) => call.release());
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    calls[0].release();
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    // tied again after all were released: one listener again, and an abort reaches the new call
+    const later = callSignal(shutdown.signal);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    shutdown.abort();
+    expect(later.signal!.aborted).toBe(true);
   });
 
   it('aborts, with the reason, exactly the calls not released when the long-lived signal aborts; later calls start aborted', () => {
