@@ -151,8 +151,7 @@ describeWithNats('NATS decisions feed after a restore')('the decisions feed on a
     ]);
 
     // The restore, as README says: replace events.sqlite, delete its -wal and -shm, delete the read models.
-    for (const f of fs.readdirSync(dataDir))
-      if (f.startsWith('events.sqlite') || f.startsWith(READ_MODEL_FILE_NAME)) fs.rmSync(path.join(dataDir, f), { recursive: true }); // the claims' directory events.sqlite-claims too
+    for (const f of fs.readdirSync(dataDir)) if (f.startsWith('events.sqlite') || f.startsWith(READ_MODEL_FILE_NAME)) fs.rmSync(path.join(dataDir, f));
     fs.copyFileSync(path.join(root, 'backup.sqlite'), path.join(dataDir, 'events.sqlite'));
     const after = await startService({ dataDir, env: envOf(names), summarizer });
     try {

@@ -184,7 +184,7 @@ describe('erasing a session', () => {
 describe('erasure on disk', () => {
   // Held by: secure_delete on both databases, a WAL checkpoint (TRUNCATE) after a stream deletion
   // and after a read-model erasure, and the FTS5 `secure-delete` option of the recall index.
-  // files only: not the claims' directory (events.sqlite-claims, empty lock files named by a hash)
+  // files only: not the claims' directory (events-claims: empty lock files named by a hash, an erased session's deleted)
   const inFiles = (dir: string, text: string) =>
     fs
       .readdirSync(dir)

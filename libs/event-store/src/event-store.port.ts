@@ -267,6 +267,16 @@ export interface EventStore {
    */
   tryClaim?(name: string): Promise<HeldClaim | null>;
 
+  /**
+   * Removes what the store keeps for the claim `name` once what it guarded is gone (an erased
+   * session), so that nothing of it is left behind: SQLite deletes the claim's lock file (its name
+   * is a hash of the claim's name, which a guess of a session id could be checked against). A claim
+   * held meanwhile is released by its holder as usual, and a claim of the name taken before that
+   * may be granted (a new lock file): advisory, and a pass of the erased life is abandoned anyway.
+   * Never rejects. Optional: only SQLite keeps anything per claim.
+   */
+  forgetClaim?(name: string): Promise<void>;
+
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }

@@ -26,14 +26,37 @@ afterEach(() => {
 claimsContract('SQLite', { target: () => file, open: () => SqliteEventStore.open(file) });
 
 describe('SQLite claims: lock files', () => {
-  it('locks an empty file per name beside the store file, never deleted, with nothing written into it', async () => {
+  it("forgetClaim deletes the name's lock file (an erased session leaves no file named by it); a later claim works", async () => {
+    const store = SqliteEventStore.open(file);
+    try {
+      const claimsDir = sqliteClaimsDirectory(file);
+      await (await store.tryClaim!('auto-compaction gone'))!.release();
+      const held = await store.tryClaim!('auto-compaction kept');
+      expect(readdirSync(claimsDir).sort()).toEqual([sqliteClaimFileName('auto-compaction gone'), sqliteClaimFileName('auto-compaction kept')].sort());
+      await store.forgetClaim!('auto-compaction gone');
+      await store.forgetClaim!('auto-compaction never claimed');
+      expect(readdirSync(claimsDir)).toEqual([sqliteClaimFileName('auto-compaction kept')]);
+      // a held claim whose file is deleted: its holder releases it as usual (a new claim of the name would lock a new
+      // file: forgetClaim is for an erased session, whose passes in flight are abandoned)
+      await store.forgetClaim!('auto-compaction kept');
+      await held!.release();
+      expect(readdirSync(claimsDir)).toEqual([]);
+      const again = await store.tryClaim!('auto-compaction gone');
+      expect(again).not.toBeNull();
+      await again!.release();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('locks an empty file per name beside the store file (in events-claims, not matching events.sqlite*), with nothing written into it', async () => {
     const store = SqliteEventStore.open(file);
     try {
       const held = await Promise.all(['auto-compaction x', 'auto-compaction y'].map((name) => store.tryClaim!(name)));
       await store.appendToStream('s', [{ id: randomUUID(), type: 't', data: {} }]);
       await Promise.all(held.map((c) => c!.release()));
       const claimsDir = sqliteClaimsDirectory(file);
-      expect(claimsDir).toBe(`${file}-claims`);
+      expect(claimsDir).toBe(join(dir, 'events-claims'));
       expect(readdirSync(claimsDir).sort()).toEqual([sqliteClaimFileName('auto-compaction x'), sqliteClaimFileName('auto-compaction y')].sort());
       for (const name of readdirSync(claimsDir)) {
         expect(name).toMatch(/^[0-9a-f]{32}\.lock$/);

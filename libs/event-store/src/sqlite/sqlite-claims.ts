@@ -1,16 +1,21 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import type { HeldClaim } from '../claim.port';
 import { EventStoreClosedError, EventStoreUnavailableError } from '../errors';
 
 /** Prefix hashed with every claim name (the lock file's name), as PostgreSQL's lock keys are. */
 const CLAIM_FILE_PREFIX = 'session-memory-compaction claim\u0000';
 
-/** The directory of the claims' lock files of the store file `storeFile`: beside it, `<storeFile>-claims`. Pure. */
+/**
+ * The directory of the claims' lock files of the store file `storeFile`: beside it, named after the
+ * file without its extension, `-claims` (`events.sqlite` → `events-claims`): not `events.sqlite-…`,
+ * which the `events.sqlite*` a restore or a backup script handles (README) would take for one of
+ * the store's files. Pure.
+ */
 export function sqliteClaimsDirectory(storeFile: string): string {
-  return `${storeFile}-claims`;
+  return join(dirname(storeFile), `${basename(storeFile, extname(storeFile))}-claims`);
 }
 
 /**
@@ -26,7 +31,7 @@ export function sqliteClaimFileName(name: string): string {
 
 /**
  * `EventStore.tryClaim` on SQLite: a claim is SQLite's own exclusive lock on a small lock database
- * of its name, `<store file>-claims/<hash of the name>.lock` (an empty file: the lock is taken, no
+ * of its name, `<store file's directory>/<its name without extension>-claims/<hash of the name>.lock` (an empty file: the lock is taken, no
  * page is ever written, the file stays 0 bytes), held by a connection of its own opened for the
  * claim (`busy_timeout = 0`, `locking_mode = EXCLUSIVE`, `BEGIN EXCLUSIVE`): granted, the claim is
  * held; `SQLITE_BUSY`, another holds it (null, without waiting). `release()` rolls back and closes
@@ -39,8 +44,9 @@ export function sqliteClaimFileName(name: string): string {
  * system, locks are as good as its `fcntl`, as for the store itself). POSIX locks are per process,
  * but SQLite keeps the locks of every connection of the process per inode, so a second connection
  * of this process (of any store instance, any thread) is refused too: a name is held once in the
- * process. Lock files are never deleted: unlinking one while another process has it open would
- * let two processes lock two inodes of one name. There is one per session ever claimed, 0 bytes
+ * process. Lock files are deleted only when the session they guard is erased (`forget`): unlinking
+ * one while another process has it open lets two processes lock two inodes of one name, harmless
+ * then (a pass of the erased life is abandoned), not otherwise. There is one per session ever claimed, 0 bytes
  * each (an inode and a directory entry); the directory may be removed while no process uses the store.
  */
 export class SqliteClaims {
@@ -67,6 +73,8 @@ export class SqliteClaims {
       mkdirSync(this.directory, { recursive: true });
       db = new Database(file);
       db.pragma('busy_timeout = 0');
+      // no journal file beside the lock file while it is held (nothing is ever written)
+      db.pragma('journal_mode = MEMORY');
       db.pragma('locking_mode = EXCLUSIVE');
       db.exec('BEGIN EXCLUSIVE');
     } catch (error) {
@@ -82,6 +90,20 @@ export class SqliteClaims {
         closeQuietly(connection);
       },
     };
+  }
+
+  /**
+   * See `EventStore.forgetClaim`: deletes the lock file of the claim `name` (none: nothing to do).
+   * A process holding the claim now keeps its lock on the deleted file until it releases it, and a
+   * claim of the name meanwhile creates and locks a new file (granted: advisory, see the class
+   * doc). Never throws.
+   */
+  forget(name: string): void {
+    try {
+      rmSync(join(this.directory, sqliteClaimFileName(name)), { force: true });
+    } catch {
+      // a file that cannot be deleted now stays (it holds no content: a name's hash)
+    }
   }
 
   /** Gives up every claim still held (their connections closed) and refuses new ones. Idempotent. */

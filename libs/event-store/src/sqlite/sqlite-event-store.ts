@@ -157,6 +157,8 @@ export class SqliteEventStore implements EventStore {
    * that is gone. Undefined for `':memory:'` (a private store: every pass runs unclaimed).
    */
   readonly tryClaim?: (name: string) => Promise<HeldClaim | null>;
+  /** See {@link EventStore.forgetClaim}: deletes the claim's lock file ({@link SqliteClaims.forget}). Undefined for `':memory:'`. */
+  readonly forgetClaim?: (name: string) => Promise<void>;
 
   private constructor(
     private readonly db: Database.Database,
@@ -175,6 +177,7 @@ export class SqliteEventStore implements EventStore {
     if (this.claims) {
       const claims = this.claims;
       this.tryClaim = (name) => claims.tryClaim(name);
+      this.forgetClaim = async (name) => claims.forget(name);
     }
   }
 
