@@ -1,5 +1,5 @@
 /**
- * Two replicas (in-process services) on one PostgreSQL database, an agent sending its appends to
+ * Two replicas (in-process services) on one PostgreSQL database, or one SQLite store file, an agent sending its appends to
  * them in turn (a round-robin balancer), a rolling-summary policy with a token-count trigger and a
  * slow model (newcomer ncagentloop F2): each append used to start an automatic pass on the replica
  * that took it, so both replicas planned the same compaction and called the model, and one reply
@@ -19,9 +19,9 @@ interface HistoryItem {
   summarizer?: { calls: number; discarded?: { calls: number } };
 }
 
-const skipReason = postgresUnavailableReason();
-describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: one automatic pass per session at a time (claim)', () => {
-  const replicas = useAutoClaimReplicas('autoclaim', 400);
+/** Registers the tests on two replicas of `store` (see {@link useAutoClaimReplicas}). */
+function autoClaimSpecs(store: 'postgres' | 'sqlite'): void {
+  const replicas = useAutoClaimReplicas('autoclaim', 400, store);
   const { modelA, modelB, idle } = replicas;
   let a: Harness;
   let b: Harness;
@@ -141,4 +141,11 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: one 
     expect(decisions.map((d) => d.outcome)).toEqual(['failed', 'compacted']);
     expect(modelA.calls - beforeA).toBe(1);
   });
-});
+}
+
+const skipReason = postgresUnavailableReason();
+describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: one automatic pass per session at a time (claim)', () =>
+  autoClaimSpecs('postgres'),
+);
+// SQLite before it had claims: 6 model calls for 3 decisions in the first test (3 replies discarded)
+describe('two replicas on one SQLite store file: one automatic pass per session at a time (claim)', () => autoClaimSpecs('sqlite'));

@@ -1,5 +1,6 @@
 /**
- * Two replicas (in-process services) on one PostgreSQL database, compaction commands for one
+ * Two replicas (in-process services) on one PostgreSQL database, and on one SQLite store file
+ * (`SQLITE_EVENTS_FILE`; there it was 2 calls for 1 decision before SQLite had claims), compaction commands for one
  * session sent to both at once, a slow model counting its calls: each replica used to plan on the
  * same revision and call the model, one decision was written and the other reply thrown away
  * (unrecorded spend). With the session's claim, a command whose pass calls the model waits for
@@ -8,10 +9,11 @@
  * window; one model call in all. A client that gives up while its command waits leaves no claim held.
  */
 import type { SummaryRequest } from '@lib/compaction';
-import { createEventStore } from '@lib/event-store';
+import { createEventStore, type EventStore } from '@lib/event-store';
 import { sessionClaimName, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { usePostgresReplicas } from '../support/postgres-replicas';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas, type PostgresReplicasOptions } from '../support/postgres-replicas';
+import { useSqliteReplicas } from '../support/sqlite-replicas';
 import type { Harness } from '../support/service-harness';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,16 +34,18 @@ class SlowCountingSummarizer implements Summarizer {
 
 const strategy = { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 300 };
 
-const skipReason = postgresUnavailableReason();
-describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: compaction commands for one session call the model once (claim)', () => {
-  let db: TestDatabase;
+/**
+ * Registers the tests on two replicas: `replicasOn(options)` registers their hooks and returns
+ * them (filled in by its `beforeAll`), `openOther()` opens another client of their store.
+ */
+function commandClaimSpecs(replicasOn: (options: PostgresReplicasOptions) => { a: Harness; b: Harness }, openOther: () => EventStore): void {
   let a: Harness;
   let b: Harness;
   const modelA = new SlowCountingSummarizer(800);
   const modelB = new SlowCountingSummarizer(800);
   const calls = () => modelA.calls + modelB.calls;
-  const replicas = usePostgresReplicas('claimcmd', { env: { COMPACTION_CLAIM_POLL_MS: '50' }, summarizerA: modelA, summarizerB: modelB });
-  beforeAll(() => ({ a, b, db } = replicas));
+  const replicas = replicasOn({ env: { COMPACTION_CLAIM_POLL_MS: '50' }, summarizerA: modelA, summarizerB: modelB });
+  beforeAll(() => ({ a, b } = replicas));
 
   /** A session of 6 turns (about 3,600 tokens), written through replica A; its last position. */
   async function conversation(sessionId: string): Promise<string> {
@@ -122,7 +126,7 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: comp
     expect(await gaveUp).toBe('timed out');
     expect((await first).body.outcome).toBe('compacted');
     // The session's claim is free again soon after (the abandoned command's pass ends by itself): another client of the database gets it.
-    const other = createEventStore({ postgresUrl: db.url });
+    const other = openOther();
     try {
       let held = await other.tryClaim!(sessionClaimName('default', 'gone'));
       for (let i = 0; i < 100 && !held; i++) {
@@ -138,4 +142,29 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: comp
     const after = await b.http().get('/metrics').expect(200);
     expect(after.text).toMatch(/^compaction_commands_waiting_for_claim 0$/m);
   });
+}
+
+const skipReason = postgresUnavailableReason();
+describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: compaction commands for one session call the model once (claim)', () => {
+  let url = '';
+  commandClaimSpecs(
+    (options) => {
+      const replicas = usePostgresReplicas('claimcmd', options);
+      beforeAll(() => (url = replicas.db.url));
+      return replicas;
+    },
+    () => createEventStore({ postgresUrl: url }),
+  );
+});
+
+describe('two replicas on one SQLite store file: compaction commands for one session call the model once (claim)', () => {
+  let file = '';
+  commandClaimSpecs(
+    (options) => {
+      const replicas = useSqliteReplicas(options);
+      beforeAll(() => (file = replicas.file));
+      return replicas;
+    },
+    () => createEventStore({ sqliteFile: file }),
+  );
 });

@@ -184,7 +184,12 @@ describe('erasing a session', () => {
 describe('erasure on disk', () => {
   // Held by: secure_delete on both databases, a WAL checkpoint (TRUNCATE) after a stream deletion
   // and after a read-model erasure, and the FTS5 `secure-delete` option of the recall index.
-  const inFiles = (dir: string, text: string) => fs.readdirSync(dir).map((file) => ({ file, found: fs.readFileSync(`${dir}/${file}`).includes(text) }));
+  // files only: not the claims' directory (events-claims: empty lock files named by a hash, an erased session's deleted)
+  const inFiles = (dir: string, text: string) =>
+    fs
+      .readdirSync(dir)
+      .filter((file) => fs.statSync(`${dir}/${file}`).isFile())
+      .map((file) => ({ file, found: fs.readFileSync(`${dir}/${file}`).includes(text) }));
 
   it('leaves no byte of the erased content in the data files, while the service runs and after it stops', async () => {
     const harness = await startService();

@@ -1,11 +1,13 @@
 /**
- * Two replicas (in-process services) on one throwaway PostgreSQL database, each with its own slow
+ * Two replicas (in-process services) on one throwaway PostgreSQL database, or one SQLite store
+ * file (`SQLITE_EVENTS_FILE`), each with its own slow
  * counting model, for the specs of the automatic-compaction claim
  * (`test/e2e/replicas-auto-*.e2e-spec.ts`).
  */
 import type { SummaryRequest } from '@lib/compaction';
 import { AutoCompactionScheduler, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { usePostgresReplicas } from './postgres-replicas';
+import { useSqliteReplicas } from './sqlite-replicas';
 import type { Harness } from './service-harness';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,13 +42,15 @@ export interface AutoClaimReplicas {
 
 /**
  * Registers `beforeAll`/`afterAll` (call inside a `describe`) that start two replicas on a new
- * database named after `dbName`, each with a model answering after `modelDelayMs`, and stop them
- * and drop the database after ({@link usePostgresReplicas}).
+ * database named after `dbName` (`store` 'sqlite': a new store file), each with a model answering
+ * after `modelDelayMs`, and stop them and drop the database after ({@link usePostgresReplicas},
+ * {@link useSqliteReplicas}).
  */
-export function useAutoClaimReplicas(dbName: string, modelDelayMs: number): AutoClaimReplicas {
+export function useAutoClaimReplicas(dbName: string, modelDelayMs: number, store: 'postgres' | 'sqlite' = 'postgres'): AutoClaimReplicas {
   const modelA = new SlowCountingSummarizer(modelDelayMs);
   const modelB = new SlowCountingSummarizer(modelDelayMs);
-  const started = usePostgresReplicas(dbName, { summarizerA: modelA, summarizerB: modelB });
+  const models = { summarizerA: modelA, summarizerB: modelB };
+  const started = store === 'sqlite' ? useSqliteReplicas(models) : usePostgresReplicas(dbName, models);
   return {
     get a() {
       return started.a;

@@ -258,11 +258,24 @@ export interface EventStore {
    * process ended or crashed, the server restarted, the network dropped): it is never left held by
    * a process that is gone. A name is held once in a process too: while this store holds it, a
    * second `tryClaim` of it through the same store resolves null. Advisory, for work that stays correct when done twice (see claim.port.ts).
-   * Optional: PostgreSQL has it (a session-level advisory lock on one dedicated connection);
-   * SQLite (one process per store) and KurrentDB (no locks) have none.
+   * Held once among every store of this process too (SQLite: any store instance on the file).
+   * Optional: PostgreSQL has it (a session-level advisory lock on one dedicated connection); SQLite
+   * on a file has it (several processes may share the file: SQLite's exclusive lock on a lock file
+   * of the name beside it, on a connection of its own, see sqlite-claims.ts); an in-memory SQLite
+   * store (private to its process) and KurrentDB (no locks) have none.
    * @throws EventStoreUnavailableError when the store cannot be asked (nothing claimed).
    */
   tryClaim?(name: string): Promise<HeldClaim | null>;
+
+  /**
+   * Removes what the store keeps for the claim `name` once what it guarded is gone (an erased
+   * session), so that nothing of it is left behind: SQLite deletes the claim's lock file (its name
+   * is a hash of the claim's name, which a guess of a session id could be checked against). A claim
+   * held meanwhile is released by its holder as usual, and a claim of the name taken before that
+   * may be granted (a new lock file): advisory, and a pass of the erased life is abandoned anyway.
+   * Never rejects. Optional: only SQLite keeps anything per claim.
+   */
+  forgetClaim?(name: string): Promise<void>;
 
   /** Releases connections and file handles. */
   close(): Promise<void>;

@@ -22,6 +22,7 @@ export function storeWith(store: EventStore, overrides: Partial<EventStore>): Ev
     ...(store.poolConnections ? { poolConnections: (...args: Parameters<NonNullable<EventStore['poolConnections']>>) => store.poolConnections!(...args) } : {}),
     ...(store.logCopy ? { logCopy: (...args: Parameters<NonNullable<EventStore['logCopy']>>) => store.logCopy!(...args) } : {}),
     ...(store.tryClaim ? { tryClaim: (...args: Parameters<NonNullable<EventStore['tryClaim']>>) => store.tryClaim!(...args) } : {}),
+    ...(store.forgetClaim ? { forgetClaim: (...args: Parameters<NonNullable<EventStore['forgetClaim']>>) => store.forgetClaim!(...args) } : {}),
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@ import { PostgresEventStore } from '../src/postgres';
 import { claimLockKey } from '../src/postgres/postgres-claims';
 import { EventStoreUnavailableError } from '../src';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { claimsContract } from './claims.contract';
 
 const skipReason = postgresUnavailableReason();
 
@@ -30,36 +31,8 @@ describeUnlessSkipped(skipReason, 'PostgreSQL claims (tryClaim): at most one pro
     await db.drop();
   });
 
-  it('refuses a name another store holds until it is released, and keeps names apart', async () => {
-    const held = await a.tryClaim('auto-compaction s1');
-    expect(held).not.toBeNull();
-    expect(await b.tryClaim('auto-compaction s1')).toBeNull();
-    const other = await b.tryClaim('auto-compaction s2');
-    expect(other).not.toBeNull();
-    await held!.release();
-    await held!.release(); // twice: nothing more given up
-    const now = await b.tryClaim('auto-compaction s1');
-    expect(now).not.toBeNull();
-    expect(await a.tryClaim('auto-compaction s1')).toBeNull();
-    await now!.release();
-    await other!.release();
-  });
-
-  it('holds a name once in a process too: the same store refuses it (also two claims asked together) until it is released', async () => {
-    const [first, second] = await Promise.all([a.tryClaim('auto-compaction s6'), a.tryClaim('auto-compaction s6')]);
-    expect([first, second].filter((c) => c !== null)).toHaveLength(1);
-    const held = (first ?? second)!;
-    expect(await a.tryClaim('auto-compaction s6')).toBeNull();
-    expect(await b.tryClaim('auto-compaction s6')).toBeNull();
-    await held.release();
-    const again = await a.tryClaim('auto-compaction s6');
-    expect(again).not.toBeNull();
-    await again!.release();
-    // released once, unlocked once: another store gets it
-    const other = await b.tryClaim('auto-compaction s6');
-    expect(other).not.toBeNull();
-    await other!.release();
-  });
+  // the store-agnostic part (also run for SQLite: sqlite-claims.spec.ts)
+  claimsContract('PostgreSQL', { target: () => db.url, open: () => PostgresEventStore.connect(db.url) });
 
   it('drops the claims of a connection the server ended, and claims again on a new connection', async () => {
     expect(await a.tryClaim('auto-compaction s3')).not.toBeNull();

@@ -217,25 +217,25 @@ export class ServiceMetrics {
 
   /**
    * Automatic passes this replica put off because another replica held the session's claim
-   * (PostgreSQL; once per wait: the session is looked at again until the claim is free, then
+   * (PostgreSQL, SQLite; once per wait: the session is looked at again until the claim is free, then
    * compacted here only when its trigger still fires).
    */
   readonly autoCompactionsClaimedElsewhere = counter(
     this.registry,
     'auto_compactions_claimed_elsewhere_total',
-    'Automatic compactions this replica did not start because another replica was compacting the session (PostgreSQL claim); the session is looked at again when that pass ends',
+    'Automatic compactions this replica did not start because another replica was compacting the session (PostgreSQL or SQLite claim); the session is looked at again when that pass ends',
   );
   /** Sessions whose automatic pass waits now because another replica holds the session's claim. */
   readonly autoCompactionsWaitingForClaim = gauge(
     this.registry,
     'auto_compactions_waiting_for_claim',
-    'Sessions whose automatic compaction waits because another replica is compacting them (PostgreSQL claim)',
+    'Sessions whose automatic compaction waits because another replica is compacting them (PostgreSQL or SQLite claim)',
   );
-  /** Commanded compactions (HTTP, NATS) waiting now for their session's claim, held by another pass (PostgreSQL). */
+  /** Commanded compactions (HTTP, NATS) waiting now for their session's claim, held by another pass (PostgreSQL, SQLite). */
   readonly compactionCommandsWaitingForClaim = gauge(
     this.registry,
     'compaction_commands_waiting_for_claim',
-    'Compaction commands (HTTP, NATS) waiting because another pass is compacting their session (PostgreSQL claim); each then decides on the session that pass left',
+    'Compaction commands (HTTP, NATS) waiting because another pass is compacting their session (PostgreSQL or SQLite claim); each then decides on the session that pass left',
   );
 
   /** Registers the NATS metrics (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */

@@ -15,9 +15,11 @@ import type {
   Subscription,
 } from '../event-store.port';
 import type { LogCopy } from '../log-copy.port';
+import type { HeldClaim } from '../claim.port';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender, type SqliteAppendResult } from './sqlite-append';
+import { SqliteClaims } from './sqlite-claims';
 import { SqliteLogCopy } from './sqlite-log-copy';
 import { readSqliteCopyMarker } from './sqlite-copy-marker';
 import { SqliteRecentEvents } from './sqlite-recent-events';
@@ -146,6 +148,17 @@ export class SqliteEventStore implements EventStore {
   /** Set by the first error saying the file is damaged: from then on every operation is refused with it. */
   private corruption: EventStoreCorruptError | null = null;
   private readonly corruptionListeners: Array<(error: EventStoreCorruptError) => void> = [];
+  /** {@link tryClaim}'s lock files, or null for `':memory:'` (no claims). */
+  private readonly claims: SqliteClaims | null;
+  /**
+   * See {@link EventStore.tryClaim}: SQLite's exclusive lock on a lock file of the name beside the
+   * store file, on a connection of its own ({@link SqliteClaims}): at most one holder among every
+   * process sharing the file and every store of this process, dropped by the OS with a process
+   * that is gone. Undefined for `':memory:'` (a private store: every pass runs unclaimed).
+   */
+  readonly tryClaim?: (name: string) => Promise<HeldClaim | null>;
+  /** See {@link EventStore.forgetClaim}: deletes the claim's lock file ({@link SqliteClaims.forget}). Undefined for `':memory:'`. */
+  readonly forgetClaim?: (name: string) => Promise<void>;
 
   private constructor(
     private readonly db: Database.Database,
@@ -160,6 +173,12 @@ export class SqliteEventStore implements EventStore {
     this.stmts = this.prepareStatements();
     this.useWriterThread = options.writerThread === true && db.name !== ':memory:';
     this.busyTimeoutMs = busyTimeoutOf(options);
+    this.claims = db.name === ':memory:' ? null : new SqliteClaims(db.name);
+    if (this.claims) {
+      const claims = this.claims;
+      this.tryClaim = (name) => claims.tryClaim(name);
+      this.forgetClaim = async (name) => claims.forget(name);
+    }
   }
 
   /**
@@ -393,11 +412,12 @@ export class SqliteEventStore implements EventStore {
     return new SqliteLogCopy(this.db);
   }
 
-  /** Commits pending appends (waits for the writer thread's), ends subscriptions and closes the file. Idempotent. */
+  /** Commits pending appends (waits for the writer thread's), ends subscriptions, gives up the claims still held and closes the file. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     while (this.queue.length > 0) this.flush();
     this.closed = true;
+    this.claims?.close();
     await this.writerThread?.close();
     this.walPurge.stop();
     this.walPurge.tryPurge();

@@ -16,7 +16,7 @@
  * writes nothing. The wait is derived from the recorded decision only, so a restart and every
  * replica keep it, and a policy that cannot be met leaves one recorded noop per wait period.
  *
- * One pass per session across replicas (a store with `EventStore.tryClaim`: PostgreSQL): a pass
+ * One pass per session across replicas (a store with `EventStore.tryClaim`: PostgreSQL, SQLite on a file): a pass
  * whose trigger fires claims the session (./session-claims: the claim commanded passes take too) before it plans,
  * and holds the claim until it has answered. A replica that finds the claim held by another
  * replica does not start a pass of its own for the same trigger (that would call the model for a
@@ -24,11 +24,11 @@
  * once and looks again every `compactionClaimPollMs` until the claim is free, then runs as after
  * any append (after `autoCompactionClaimMaxWaitMs` it runs unclaimed, with a warn line): on the log as the other replica's decision left it, so it calls the model only when
  * the trigger still fires (the other pass failed, was a noop on an older window, or its replica
- * died: the server drops a dead connection's claim). So no session stays over its trigger with
+ * died: the server, or on SQLite the OS, drops a dead replica's claim). So no session stays over its trigger with
  * nobody compacting it. When the store cannot be asked (the claims connection lost), the pass asks
  * again itself before it calls the model (`schedulerClaim` `failed`, ./session-claims `passClaimsHere`):
  * held elsewhere, it calls none and the scheduler waits as above; still not asked, it runs unclaimed
- * with one warn line. A store without claims runs every pass unclaimed (SQLite: one process; KurrentDB: none).
+ * with one warn line. A store without claims runs every pass unclaimed (KurrentDB; a private in-memory SQLite store).
  *
  * A pass is written only while the policy that fired it is in force and its session's life is the
  * one it began in (`passAuthority`): one abandoned because the policy was turned off or replaced

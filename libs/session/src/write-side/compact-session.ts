@@ -282,7 +282,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           }
           claim = waited.claim;
           // Claimed, or unclaimed after a wait: decided again on the session as the claim's last holder left it (a pass
-          // that ended while this one planned included). A store without claims (SQLite, KurrentDB) goes on as planned.
+          // that ended while this one planned included). A store without claims (KurrentDB, in-memory SQLite) goes on as planned.
           if (claim || waited.waitedMs > 0) {
             state = await this.load(command);
             const abandoned = this.abandoned(command, loaded, state, spend);

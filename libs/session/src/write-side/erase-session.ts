@@ -17,6 +17,7 @@ import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
+import { sessionClaimName } from './session-claims';
 import type { RequestedBy } from '../events/requested-by';
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
@@ -557,6 +558,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: life }, performance.now());
       try {
         await this.store.deleteStream(stream, { expectedRevision: revision });
+        // what the store keeps for the session's claim (SQLite: a lock file named by a hash of the session) goes too
+        await this.store.forgetClaim?.(sessionClaimName(command.tenantId, command.sessionId));
         return { first: head?.revision ?? revision, last };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevisionError)) throw err;

@@ -1,6 +1,6 @@
 /**
  * The claim of a session's model-calling compaction pass across replicas (a store with
- * `EventStore.tryClaim`: PostgreSQL). One rule for every pass, automatic or commanded: a pass
+ * `EventStore.tryClaim`: PostgreSQL, SQLite on a file). One rule for every pass, automatic or commanded: a pass
  * that may call the summarizer holds its session's claim from before it plans on the state it
  * will decide on until it has answered, so two replicas never call the model for one decision.
  * Passes that never call the model (a `sliding-window` or `turn-window` plan, a dry run, a
@@ -16,7 +16,7 @@
  *   left it (see the handler).
  *
  * A claim is released in a `finally` when the pass ends, whatever became of the request (a client
- * that disconnected included); the server drops a dead replica's claims with its connection.
+ * that disconnected included); the server (PostgreSQL) or the OS (SQLite: a file lock) drops a dead replica's claims.
  */
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { EventStore, HeldClaim } from '@lib/event-store';
@@ -100,7 +100,7 @@ export class SessionClaims {
   /**
    * The session's claim, without waiting: held, `'claimed-elsewhere'` (another pass holds it: on
    * another replica, or another pass of this one), or null when the pass runs unclaimed (a store
-   * without claims: SQLite, KurrentDB; or a store that could not be asked: the pass meets the same
+   * without claims: KurrentDB, an in-memory SQLite store; or a store that could not be asked: the pass meets the same
    * store and fails or works there).
    */
   async tryClaim(tenantId: string, sessionId: string): Promise<HeldClaim | 'claimed-elsewhere' | null> {
