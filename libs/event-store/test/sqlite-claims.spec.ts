@@ -4,7 +4,7 @@
  * for PostgreSQL too); here what is SQLite's own.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventStoreUnavailableError, SqliteEventStore } from '../src';
@@ -26,6 +26,24 @@ afterEach(() => {
 claimsContract('SQLite', { target: () => file, open: () => SqliteEventStore.open(file) });
 
 describe('SQLite claims: lock files', () => {
+  it('are shared by stores opening one file through different paths (a symbolic link to it)', async () => {
+    const linked = join(dir, 'linked');
+    mkdirSync(linked);
+    symlinkSync(file, join(linked, 'events.sqlite'));
+    const direct = SqliteEventStore.open(file);
+    const viaLink = SqliteEventStore.open(join(linked, 'events.sqlite'));
+    try {
+      const claim = await direct.tryClaim!('auto-compaction x');
+      // was: granted (a claims directory of its own beside the link: no exclusion, two model calls per decision)
+      expect(await viaLink.tryClaim!('auto-compaction x')).toBeNull();
+      await claim!.release();
+      expect(readdirSync(linked)).toEqual(['events.sqlite']);
+    } finally {
+      await viaLink.close();
+      await direct.close();
+    }
+  });
+
   it("forgetClaim deletes the name's lock file (an erased session leaves no file named by it); a later claim works", async () => {
     const store = SqliteEventStore.open(file);
     try {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { HeldClaim } from '../claim.port';
 import { EventStoreClosedError, EventStoreUnavailableError } from '../errors';
@@ -55,8 +55,20 @@ export class SqliteClaims {
   private readonly held = new Set<Database.Database>();
   private closed = false;
 
+  /**
+   * `storeFile`: the store file's path; its real path (symbolic links resolved) names the
+   * directory, so that replicas reaching one file by different paths (a link to it) share their
+   * claims (newcomer ncsqlitereplicas F2: a replica opening the store through a symbolic link had a
+   * claims directory of its own, and both called the model for every decision).
+   */
   constructor(storeFile: string) {
-    this.directory = sqliteClaimsDirectory(storeFile);
+    let real = storeFile;
+    try {
+      real = realpathSync(storeFile);
+    } catch {
+      // not there (yet): the path as given
+    }
+    this.directory = sqliteClaimsDirectory(real);
   }
 
   /**

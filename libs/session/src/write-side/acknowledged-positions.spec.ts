@@ -28,6 +28,7 @@ describe('recordingAcknowledgedPositions', () => {
       'close',
       'deleteStream',
       'eventAt',
+      'forgetClaim',
       'headPosition',
       'logCopy',
       'poolConnections',

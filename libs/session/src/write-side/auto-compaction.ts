@@ -303,7 +303,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       try {
         answer = await this.commandBus.execute(new CompactSessionCommand(...fields, undefined, false, undefined, schedulerClaim));
       } finally {
-        await held?.release();
+        if (held) await this.claims.release(held, tenantId, sessionId);
       }
       if (!answer.replayed) this.warnIfPinned(tenantId, sessionId, answer);
       // Abandoned (its policy changed while it ran) or outrun by appends: the policy now in force is looked at again.

@@ -344,7 +344,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       spend.discardPending();
       return { kind: 'conflict', state: await this.load(command) };
     } finally {
-      await claim?.release();
+      if (claim) await this.claims!.release(claim, command.tenantId, command.sessionId);
     }
   }
 

@@ -25,6 +25,7 @@ import type { SessionSettings } from './auto-compaction';
 import { autoTriggerFires, type CompactionStep, type CompactSession } from '../decider/compaction-decider';
 import type { SessionWindowState } from '../domain/session-window';
 import type { SchedulerClaim } from './compact-session-command';
+import { sessionKey, sessionStream } from '../events/session-stream-events';
 
 /**
  * The name of the claim of a session's passes (`EventStore.tryClaim`). The text is the one the
@@ -134,6 +135,25 @@ export class SessionClaims {
   async tryWithoutWaiting(tenantId: string, sessionId: string): Promise<WaitedClaim | 'claimed-elsewhere'> {
     const claim = await this.tryClaim(tenantId, sessionId);
     return claim === 'claimed-elsewhere' ? claim : { claim, waitedMs: 0 };
+  }
+
+  /**
+   * Releases `claim`, a claim of the session taken by a pass that has ended; then, when the session
+   * has no events any more (erased while the pass waited for its claim or ran), tells the store to
+   * forget the claim (`EventStore.forgetClaim`: SQLite's lock file, named by a hash of the session):
+   * a pass that took the claim after the erasure had created that file again (newcomer
+   * ncsqlitereplicas F1: a command waiting for the claim put the erased session's lock file back).
+   * Never rejects (a store that cannot be read now keeps the file).
+   */
+  async release(claim: HeldClaim, tenantId: string, sessionId: string): Promise<void> {
+    await claim.release();
+    if (!this.store?.forgetClaim) return;
+    try {
+      if ((await this.store.streamRevision(sessionStream(sessionKey(tenantId, sessionId)))) === null)
+        await this.store.forgetClaim(sessionClaimName(tenantId, sessionId));
+    } catch {
+      // the store cannot be read now: the lock file stays (an empty file; a later erasure deletes it)
+    }
   }
 
   /** One ask of the store: the claim, `'claimed-elsewhere'`, null (no claims here), or the store's error. Never rejects. */
