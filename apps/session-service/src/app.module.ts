@@ -95,6 +95,7 @@ export class AppModule {
           // events_appended_total: the conversation events each append writes (an import's progress).
           appendedEvents: appendedEventsMetrics(metrics),
           countingDeadlineMs: config.countingDeadlineMs,
+          sessionCacheMaxBytes: config.sessionCacheMaxMb * 1024 * 1024,
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,

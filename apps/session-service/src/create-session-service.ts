@@ -23,6 +23,7 @@ import {
   ReadModelStore,
   SessionProjector,
   readSessionLife,
+  SessionStateCache,
   summarizerFromEnv,
   type Summarizer,
 } from '@lib/session';
@@ -254,6 +255,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
+  // session_state_cache_bytes / _sessions: what the write side's cache of session states holds (SESSION_CACHE_MAX_MB bounds it).
+  const sessionStates = app.get(SessionStateCache);
+  metrics.registerSessionStateCache(() => ({ bytes: sessionStates.estimatedBytes, sessions: sessionStates.size }));
   // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
   answerHalfClosedConnections(fastify.server);
   // Each request's arrival, for the write deadline (WRITE_DEADLINE_MS) its write handler checks.

@@ -13,7 +13,7 @@ import { COMMAND_EVENT_STORE, EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '
 import type { Summarizer } from './summarizers/summarizer';
 import { ReadModelStore } from './read-side/read-model-store';
 import { SessionProjector, type SessionProjectorOptions } from './read-side/session-projector';
-import { SessionStateCache } from './write-side/session-state-cache';
+import { DEFAULT_SESSION_CACHE_SIZE, SessionStateCache } from './write-side/session-state-cache';
 import { sessionKey } from './events/session-stream-events';
 import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
 import { refusingWritesWhileReadModelsFull } from './write-side/writes-while-read-models-full';
@@ -55,6 +55,12 @@ export interface SessionModuleOptions {
    * `DEFAULT_COUNTING_DEADLINE_MS` (30,000); set on the shared pool when the module is built.
    */
   countingDeadlineMs?: number;
+  /**
+   * Bound of the memory the write side's cached session states hold, estimated (bytes; the service's
+   * `SESSION_CACHE_MAX_MB`): past it the least recently used states are forgotten (a later command
+   * on one loads it from the store again). Default `DEFAULT_SESSION_CACHE_MAX_BYTES` (256 MiB).
+   */
+  sessionCacheMaxBytes?: number;
 }
 
 const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
@@ -104,7 +110,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
         { provide: SessionProjector, useValue: projector },
-        { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands) },
+        { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands, DEFAULT_SESSION_CACHE_SIZE, options.sessionCacheMaxBytes) },
         AppendSessionEventsHandler,
         CompactSessionHandler,
         SetCompactionPolicyHandler,

@@ -64,6 +64,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('MAX_WAIT_MS'),
   numberVariable('COUNTING_DEADLINE_MS'),
   numberVariable('WRITE_DEADLINE_MS'),
+  numberVariable('SESSION_CACHE_MAX_MB'),
   numberVariable('REQUEST_TIMEOUT_MS'),
   numberVariable('SHUTDOWN_TIMEOUT_MS'),
   { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },

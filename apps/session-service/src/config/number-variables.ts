@@ -10,6 +10,7 @@ import {
   DEFAULT_CLAIM_POLL_MS,
   DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS,
   DEFAULT_COUNTING_DEADLINE_MS,
+  DEFAULT_SESSION_CACHE_MAX_BYTES,
   SUMMARIZER_NUMBER_VARIABLES,
   type NumberVariable,
 } from '@lib/session';
@@ -28,6 +29,7 @@ export const SERVICE_NUMBER_VARIABLES = {
   SHUTDOWN_TIMEOUT_MS: { min: 1000, max: 3_600_000, fallback: 20_000, what: 'a time in milliseconds' },
   COUNTING_DEADLINE_MS: { min: 1000, max: 600_000, fallback: DEFAULT_COUNTING_DEADLINE_MS, what: 'a time in milliseconds' },
   WRITE_DEADLINE_MS: { min: 100, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
+  SESSION_CACHE_MAX_MB: { min: 1, max: 1_048_576, fallback: DEFAULT_SESSION_CACHE_MAX_BYTES / 1024 / 1024, what: 'a size in MiB' },
   RATE_LIMIT_PER_MINUTE: { min: 0, max: UNBOUNDED, fallback: 6000, what: 'requests per minute (0 disables the limit)' },
   AUTO_COMPACTION_MAX_FAILURES: { min: 1, max: UNBOUNDED, fallback: 3, what: 'a number of failures' },
   AUTO_COMPACTION_BACKOFF_MS: { min: 0, max: UNBOUNDED, fallback: 30_000, what: 'a time in milliseconds' },

@@ -84,6 +84,13 @@ export interface ServiceConfig {
    */
   writeDeadlineMs: number;
   /**
+   * Bound of the memory the write side's cached session states hold, estimated, in MiB
+   * (`SESSION_CACHE_MAX_MB`, default 256, 1 to 1,048,576): a cached state keeps its session's active
+   * events whole; past the bound the least recently used are forgotten and loaded from the store
+   * when next used. At most 2,000 states are cached in any case.
+   */
+  sessionCacheMaxMb: number;
+  /**
    * The projector applies events in a worker thread (`PROJECTOR_WORKER`: `true`/`1` or `false`/`0`,
    * default false): the read-model writes and the recall index leave the event loop (issue 14).
    */
@@ -516,6 +523,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
     countingDeadlineMs: intVar(env, 'COUNTING_DEADLINE_MS'),
     writeDeadlineMs: intVar(env, 'WRITE_DEADLINE_MS'),
+    sessionCacheMaxMb: intVar(env, 'SESSION_CACHE_MAX_MB'),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),

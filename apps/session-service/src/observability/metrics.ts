@@ -295,6 +295,32 @@ export class ServiceMetrics {
     });
   }
 
+  /**
+   * Serves `session_state_cache_bytes` (the estimated heap bytes of the write side's cached session
+   * states, bounded by `SESSION_CACHE_MAX_MB`, see `estimatedStateBytes`) and
+   * `session_state_cache_sessions` (how many are cached, at most 2,000), read from `read` at each
+   * scrape. Called once.
+   */
+  registerSessionStateCache(read: () => { bytes: number; sessions: number }): void {
+    if (this.registry.getSingleMetric('session_state_cache_bytes')) return;
+    new Gauge({
+      name: 'session_state_cache_bytes',
+      help: "Estimated heap bytes of the write side's cached session states (each keeps its active events whole); SESSION_CACHE_MAX_MB bounds it, the least recently used going first",
+      registers: [this.registry],
+      collect() {
+        this.set(read().bytes);
+      },
+    });
+    new Gauge({
+      name: 'session_state_cache_sessions',
+      help: 'Session states the write side holds in memory (at most 2,000, fewer when SESSION_CACHE_MAX_MB is reached); a command on another loads its active window from the store',
+      registers: [this.registry],
+      collect() {
+        this.set(read().sessions);
+      },
+    });
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

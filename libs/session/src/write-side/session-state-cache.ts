@@ -11,9 +11,10 @@
  * matches the cached revision, and `load` checks that the cached revision's event is still there.
  */
 import type { AppendResult, EventData, EventStore } from '@lib/event-store';
-import { sessionStream } from '../events/session-stream-events';
+import { CONVERSATION_EVENT, sessionStream, type ConversationEventData } from '../events/session-stream-events';
 import { evolveSessionWindow, type SessionWindowState } from '../domain/session-window';
 import { loadSessionWindow } from './session-loader';
+import { estimatedEntryBytes, estimatedStateBytes, REVISION_ENTRY_BYTES } from './session-state-size';
 
 /** See {@link SessionStateCache.watch}: `invalidated` turns true when the session is invalidated; `release()` ends the watch. */
 export interface InvalidationWatch {
@@ -24,9 +25,24 @@ export interface InvalidationWatch {
 /** Default number of sessions kept in memory. */
 export const DEFAULT_SESSION_CACHE_SIZE = 2000;
 
-/** An LRU of folded session states (at most `maxSessions`), kept current against the store on every load. */
+/**
+ * Default bound of the memory the cached states hold, estimated ({@link estimatedStateBytes}):
+ * 256 MiB (`SESSION_CACHE_MAX_MB`). A state keeps its active events whole, so 2,000 sessions whose
+ * windows hold large tool results would otherwise hold gigabytes.
+ */
+export const DEFAULT_SESSION_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * An LRU of folded session states, kept current against the store on every load: at most
+ * `maxSessions` states and at most `maxBytes` of them by {@link estimatedStateBytes} (the least
+ * recently used go first; the state just used always stays, however large, until another is used).
+ */
 export class SessionStateCache {
   private readonly entries = new Map<string, SessionWindowState>();
+  /** {@link estimatedStateBytes} of each cached state, kept as it changes (bytes). */
+  private readonly sizes = new Map<string, number>();
+  /** The sum of {@link SessionStateCache.sizes} (bytes). */
+  private heldBytes = 0;
   /** Sessions whose last load found events this cache had not folded: another writer appends to them. */
   private readonly writtenElsewhere = new Set<string>();
   /** Open {@link SessionStateCache.watch}es by session (only while a decision holds one). */
@@ -35,7 +51,18 @@ export class SessionStateCache {
   constructor(
     private readonly store: EventStore,
     private readonly maxSessions = DEFAULT_SESSION_CACHE_SIZE,
+    private readonly maxBytes = DEFAULT_SESSION_CACHE_MAX_BYTES,
   ) {}
+
+  /** Estimated heap bytes the cached states hold ({@link estimatedStateBytes}), at most about `maxBytes` plus the state used last. */
+  get estimatedBytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Number of session states cached. */
+  get size(): number {
+    return this.entries.size;
+  }
 
   /**
    * The current state of `sessionId`, or null when the stream does not exist. The returned object
@@ -52,6 +79,7 @@ export class SessionStateCache {
     if (cached && cached.revision !== revision) this.writtenElsewhere.add(sessionId);
     else this.writtenElsewhere.delete(sessionId);
     if (cached && cached.revision !== null && cached.revision <= revision) {
+      let refolded = false;
       if (cached.revision < revision) {
         // Read from the cached revision itself: when its event is gone, the stream was deleted and
         // written again since (revisions are never reused, EventStore.deleteStream), and the cached
@@ -61,15 +89,16 @@ export class SessionStateCache {
         if (newer.length > 0 && newer[0].revision === from) {
           // Another load may have folded some of these while we awaited: fold each revision once.
           for (const e of newer) if (cached.revision === null || e.revision > cached.revision) evolveSessionWindow(cached, e);
+          refolded = true;
         }
       }
       if (cached.revision === revision) {
-        this.touch(sessionId, cached);
+        this.touch(sessionId, cached, refolded ? estimatedStateBytes(cached) : undefined);
         return cached;
       }
     }
     const fresh = await loadSessionWindow(this.store, sessionId);
-    if (fresh) this.touch(sessionId, fresh);
+    if (fresh) this.touch(sessionId, fresh, estimatedStateBytes(fresh));
     else this.forget(sessionId);
     return fresh;
   }
@@ -109,6 +138,14 @@ export class SessionStateCache {
     if (!cached || cached.revision !== basedOn || result.nextExpectedRevision !== first + BigInt(events.length) - 1n) return;
     events.forEach((e, i) => evolveSessionWindow(cached, { type: e.type, data: e.data, revision: first + BigInt(i), created: acknowledgedAt }));
     cached.position = result.position; // the position of the append's last event, now the state's last
+    // Conversation events each add one entry (an estimate: one archived on arrival adds none until the next estimate);
+    // a decision or an archive removes some: the state is estimated again.
+    let bytes = this.sizes.get(sessionId) ?? 0;
+    if (events.every((e) => e.type === CONVERSATION_EVENT)) {
+      for (const e of events) bytes += estimatedEntryBytes((e.data as ConversationEventData).event) + REVISION_ENTRY_BYTES;
+    } else bytes = estimatedStateBytes(cached);
+    this.sizes.set(sessionId, this.resized(sessionId, bytes));
+    this.evict(sessionId);
   }
 
   /**
@@ -144,14 +181,32 @@ export class SessionStateCache {
   private forget(sessionId: string): void {
     this.entries.delete(sessionId);
     this.writtenElsewhere.delete(sessionId);
+    this.heldBytes -= this.sizes.get(sessionId) ?? 0;
+    this.sizes.delete(sessionId);
   }
 
-  private touch(sessionId: string, state: SessionWindowState): void {
+  /** Puts `state` last in the LRU order (with its estimate `bytes` when it changed), then evicts past the bounds. */
+  private touch(sessionId: string, state: SessionWindowState, bytes?: number): void {
     this.entries.delete(sessionId);
     this.entries.set(sessionId, state);
-    if (this.entries.size > this.maxSessions) {
+    // (a state evicted while its load awaited the store has no estimate any more)
+    const estimate = bytes ?? (this.sizes.has(sessionId) ? undefined : estimatedStateBytes(state));
+    if (estimate !== undefined) this.sizes.set(sessionId, this.resized(sessionId, estimate));
+    this.evict(sessionId);
+  }
+
+  /** `bytes`, after moving {@link SessionStateCache.heldBytes} from the session's previous estimate to it. */
+  private resized(sessionId: string, bytes: number): number {
+    this.heldBytes += bytes - (this.sizes.get(sessionId) ?? 0);
+    return bytes;
+  }
+
+  /** Forgets the least recently used states while either bound is exceeded, never `keep` (the state just used). */
+  private evict(keep: string): void {
+    while (this.entries.size > this.maxSessions || (this.heldBytes > this.maxBytes && this.entries.size > 1)) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.forget(oldest);
+      if (oldest === undefined || oldest === keep) break;
+      this.forget(oldest);
     }
   }
 }
