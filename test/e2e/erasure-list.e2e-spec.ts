@@ -149,3 +149,60 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
     expect((await h.http().get('/v1/sessions/s1').set(as(KEY_A)).expect(404)).body.erasedAt).toBe(erased[2].erasedAt);
   });
 });
+
+describe('every route that addresses one erased session answers the 404 of GET /v1/sessions/{id} (newcomer F8)', () => {
+  let h: Harness;
+  const S = '/v1/sessions/gone';
+  let compactionId: string;
+  let erasedAt: string;
+  let getAnswer: Record<string, unknown>;
+
+  beforeAll(async () => {
+    // Given a session with a policy and a compaction, erased.
+    h = await startService({});
+    const messages = Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }));
+    await h.http().post(`${S}/messages`).send({ messages }).expect(201);
+    await h
+      .http()
+      .put(`${S}/policy`)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 4 } })
+      .expect(200);
+    compactionId = (
+      await h
+        .http()
+        .post(`${S}/compactions`)
+        .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
+        .expect(200)
+    ).body.compactionId as string;
+    erasedAt = ((await h.http().delete(S).expect(200)).body as { erasedAt: string }).erasedAt;
+    getAnswer = (await h.http().get(S).expect(404)).body as Record<string, unknown>;
+  }, 60_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('GET /v1/sessions/{id} says when it was erased (the answer every other route gives)', () => {
+    expect(getAnswer).toMatchObject({ code: 'session_not_found', erasedAt });
+    expect(getAnswer.message).toBe(
+      `session "gone" was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since`,
+    );
+  });
+
+  it.each([
+    ['GET window', 'get', '/window', undefined],
+    ['GET window (openai)', 'get', '/window?format=openai', undefined],
+    ['GET window at a revision', 'get', '/window?atRevision=0', undefined],
+    ['GET window at a time', 'get', '/window?atTime=2020-01-01T00:00:00Z', undefined],
+    ['GET log', 'get', '/events', undefined],
+    ['GET policy', 'get', '/policy', undefined],
+    ['GET compaction history', 'get', '/compactions', undefined],
+    ['GET one compaction', 'get', '/compactions/COMPACTION', undefined],
+    ['GET compaction diff', 'get', '/compactions/COMPACTION/diff', undefined],
+    ['POST compaction', 'post', '/compactions', { strategy: { type: 'sliding-window', maxEvents: 2 } }],
+    ['PUT policy clearing it', 'put', '/policy', { strategy: null }],
+  ] as const)('when %s is asked of it, then it answers the same 404 with erasedAt', async (_name, method, route, body) => {
+    const request = h.http()[method](`${S}${route.replace('COMPACTION', compactionId)}`);
+    const answer = await (body === undefined ? request : request.send(body)).expect(404);
+    expect(answer.body).toMatchObject({ code: 'session_not_found', message: getAnswer.message, erasedAt });
+  });
+});

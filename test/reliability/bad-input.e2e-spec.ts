@@ -1185,6 +1185,33 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /^strategy: is required/,
   },
+  // A misspelled required field: the "required" message names the unknown key and the field it may have meant (newcomer F7).
+  {
+    name: 'append: events misspelled evnts',
+    method: 'post',
+    path: `${S}/events`,
+    body: { evnts: [{ id: 'u1', type: 'user', text: 'hi' }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events: is required \(the body has an unknown field "evnts": did you mean "events"\?\)$/,
+  },
+  {
+    name: 'compact: strategy misspelled stratgy',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: { stratgy: { type: 'sliding-window' } },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^strategy: is required \(the body has an unknown field "stratgy": did you mean "strategy"\?\)$/,
+  },
+  {
+    name: 'recall: q sent as Q',
+    method: 'get',
+    path: '/v1/recall?Q=hello',
+    status: 400,
+    code: 'invalid_query',
+    mentions: /^q: is required: .* \(the query has an unknown parameter "Q": did you mean "q"\?\)$/,
+  },
   {
     name: 'tool calls: one id twice in an event',
     method: 'post',

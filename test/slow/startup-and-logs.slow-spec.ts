@@ -224,6 +224,33 @@ describe('start-up mode and logs of a real process', () => {
     expect(rebuild.stdout).toMatch(/^rebuilt up to position 5 in \d+\.\d s$/m);
   });
 
+  it('given SQLITE_EVENTS_FILE outside DATA_DIR, when npm run rebuild-read-models runs, then one line names the store file it read (newcomer F6)', async () => {
+    // Given a store file in another directory than DATA_DIR, holding one event.
+    const dataDir = tempDir();
+    const eventsFile = path.join(tempDir(), 'elsewhere.sqlite');
+    const run = (env: Record<string, string>) =>
+      spawnSync(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
+        { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, ...env }, encoding: 'utf8' },
+      );
+    const store = SqliteEventStore.open(eventsFile);
+    await store.appendToStream('session-default.s0', [{ id: '3f1c1a8e-0000-4000-8000-0000000000f6', type: 'T', data: {} }]);
+    await store.close();
+    // When the rebuild runs on it, then it names that file and the setting that chose it.
+    const elsewhere = run({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: eventsFile });
+    expect({ status: elsewhere.status, stderr: elsewhere.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(elsewhere.stdout.split('\n').filter((line) => line.startsWith('reading the event store'))).toEqual([
+      `reading the event store ${eventsFile} (SQLITE_EVENTS_FILE)`,
+    ]);
+    // And with the default file under DATA_DIR, that one (DATA_DIR).
+    const inDataDir = tempDir();
+    fs.copyFileSync(eventsFile, path.join(inDataDir, 'events.sqlite'));
+    const byDefault = run({ DATA_DIR: inDataDir });
+    expect(byDefault.status).toBe(0);
+    expect(byDefault.stdout).toContain(`reading the event store ${path.join(inDataDir, 'events.sqlite')} (DATA_DIR)\n`);
+  });
+
   it('with keys: says keys are required, and never logs a key or message text (LOG_LEVEL=debug)', async () => {
     await fake.start();
     fake.setDefault((req) => (req.index % 2 === 0 ? { fault: 'status500' } : `SUMMARY mentioning ${SECRET}`));

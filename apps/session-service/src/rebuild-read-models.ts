@@ -9,7 +9,9 @@
  * A damaged read-models file is moved aside as `read-models.sqlite.damaged-<time>` (one line says
  * so) and a new one built. Refused (exit code 2) when the store's log is empty (head 0) while the
  * read models reached a position: the store is missing, and the read models may be the last copy.
- * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint;
+ * Prints one line naming the event store it reads (`reading the event store /srv/events.sqlite
+ * (SQLITE_EVENTS_FILE)`, PostgreSQL's DATABASE_URL with its credentials masked: `eventStoreNamed`),
+ * then a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint;
  * reads the log 1000 events at a time (`REBUILD_PAGE_SIZE`): both checked like the service's numbers (`rebuild-settings.ts`).
  * Takes no arguments but `--help` (rebuild-read-models-command-line.ts): any other is refused (exit code 2), nothing opened.
  * Refused up front on a full disk by the start's rule (`refuseFullDisk`: less than 1 MiB free where DATA_DIR or the
@@ -23,7 +25,7 @@ import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
 import { loadRebuildSettings } from './config/rebuild-settings';
-import { eventStoreKind, openEventStore } from './config/event-store-config';
+import { eventStoreKind, eventStoreNamed, openEventStore } from './config/event-store-config';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
     const head = await store.headPosition();
     // An empty log under read models at N > 0: the store is missing; rebuilding would empty the read models, perhaps the last copy of the events.
     refuseEmptyLogUnder(config.dataDir, head, readModels);
+    // Which store was read: SQLITE_EVENTS_FILE may put it outside DATA_DIR, and a rebuild from another store than meant must show.
+    process.stdout.write(`reading the event store ${eventStoreNamed(config)}\n`);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);
     const projector = new SessionProjector(readModels, { rebuildPageSize: pageSize });
     // Told after every page, on this thread: an interval timer never fires while the embedded

@@ -583,7 +583,7 @@ export interface components {
                 /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
                 unreportedUsageCalls: number;
             };
-            /** @description session_not_found of GET /v1/sessions/{sessionId} and of POST …/compactions for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
+            /** @description session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
             erasedAt?: string;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
@@ -609,7 +609,7 @@ export interface components {
         };
         /**
          * @description Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:
-         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
          *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
          *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
@@ -633,7 +633,7 @@ export interface components {
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
-         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
+         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
          *     - compaction_not_found (404): the session has no compaction with this id
          *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods); also any CONNECT (the service is no proxy; the connection is closed)
@@ -2034,7 +2034,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2383,7 +2383,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
@@ -2725,7 +2725,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -3059,7 +3059,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -3141,7 +3141,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3412,7 +3412,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -3493,7 +3493,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3793,7 +3793,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
@@ -3877,7 +3877,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4160,7 +4160,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -4245,7 +4245,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4577,7 +4577,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -4660,7 +4660,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -4937,7 +4937,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -5020,7 +5020,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -5300,7 +5300,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -5382,7 +5382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -5757,7 +5757,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -6234,7 +6234,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -6706,7 +6706,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -6788,7 +6788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7080,7 +7080,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -7165,7 +7165,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7528,7 +7528,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -7612,7 +7612,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];

@@ -30,6 +30,7 @@ export * from './extractive-summarizer';
 export { cutMiddle, truncateMiddle } from './text';
 export { graphemeBoundary } from './grapheme-boundary';
 export * from './quoted-input';
+export * from './unknown-field-hint';
 export * from './text-length';
 export * from './limit-refusal';
 export * from './script-runs';

@@ -28,10 +28,11 @@ export class InvalidParameterError extends Error {
    * missing request field (`strategy: is required`), never a JavaScript `undefined`.
    * @param parameter path of the missing parameter
    * @param allowed what to send, in words
+   * @param hint what the message ends with: the unknown keys sent beside it (`unknownFieldHint`), or nothing
    */
-  static missing(parameter: string, allowed: string): InvalidParameterError {
+  static missing(parameter: string, allowed: string, hint = ''): InvalidParameterError {
     const err = new InvalidParameterError(parameter, allowed);
-    err.message = `${parameter}: is required: ${allowed}`;
+    err.message = `${parameter}: is required: ${allowed}${hint}`;
     return err;
   }
 }

@@ -15,6 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
+import { unknownFieldHint } from './unknown-field-hint';
 
 /** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
 export const MAX_PARAMETER_VALUE = 1_000_000_000;
@@ -54,6 +55,18 @@ const ALLOWED_KEYS: Record<StrategyType, readonly string[]> = {
   'recursive-summarization': ['type', 'maxEventsToKeep', 'overlapSize', 'shadowPrompt', 'systemPrompt'],
   'rolling-summary': ['type', 'keepTurns', 'summarizeAtTokens', 'shadowPrompt', 'systemPrompt'],
 };
+
+/** Every key some strategy type takes, `type` first: what a strategy without a type may have meant. */
+const STRATEGY_KEYS: readonly string[] = [...new Set(Object.values(ALLOWED_KEYS).flat())];
+
+/**
+ * The {@link unknownFieldHint} of object `input` (at `path`) that lacks its required `type`: its
+ * keys that no variant takes (`known`, `type` first), with a suggestion for a near miss.
+ * @internal shared with triggers.ts
+ */
+export function missingTypeHint(input: Record<string, unknown>, path: string, known: readonly string[]): string {
+  return unknownFieldHint({ holder: path, unknownKeys: Object.keys(input).filter((k) => !known.includes(k)), candidates: known });
+}
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -115,13 +128,15 @@ function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly
  *
  * @throws InvalidParameterError whose `parameter` is `strategy.<name>` (e.g.
  *   `strategy.maxEvents`, `strategy.overlapSize`, `strategy.type`) and whose `allowed` says the range;
- *   a left-out `type` (or strategy) reads `strategy.type: is required: one of …`.
+ *   a left-out `type` (or strategy) reads `strategy.type: is required: one of …`, naming the keys
+ *   no strategy takes when there are some (`… (strategy has an unknown field "tpye": did you mean "type"?)`).
  */
 export function parseStrategy(input: unknown): Strategy {
   if (input === undefined) throw InvalidParameterError.missing('strategy', 'an object with a "type"');
   if (!isPlainObject(input)) throw new InvalidParameterError('strategy', 'an object with a "type"', describeValue(input));
   const type = input.type;
-  if (type === undefined) throw InvalidParameterError.missing('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`);
+  if (type === undefined)
+    throw InvalidParameterError.missing('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`, missingTypeHint(input, 'strategy', STRATEGY_KEYS));
   if (typeof type !== 'string' || !(STRATEGY_TYPES as readonly string[]).includes(type)) {
     throw new InvalidParameterError('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`, describeValue(type));
   }

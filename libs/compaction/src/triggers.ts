@@ -4,7 +4,7 @@
 import type { Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { describeValue, InvalidParameterError } from './invalid-parameter-error';
-import { MAX_PARAMETER_VALUE, readInteger } from './parameters';
+import { MAX_PARAMETER_VALUE, missingTypeHint, readInteger } from './parameters';
 import type { CostedEvent } from './session-event';
 import { quoteInput } from './quoted-input';
 
@@ -17,6 +17,9 @@ export const MAX_TRIGGER_DEPTH = 8;
 /** Most members accepted in one `any-of` / `all-of` list. */
 export const MAX_TRIGGER_MEMBERS = 32;
 
+/** Every key some trigger type takes, `type` first: what a trigger without a type may have meant. */
+const TRIGGER_KEYS: readonly string[] = ['type', 'maxTurns', 'threshold', 'triggers'];
+
 function parseAt(input: unknown, path: string, depth: number): Trigger {
   if (input === undefined) throw InvalidParameterError.missing(path, 'an object with a "type"');
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -24,7 +27,7 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   }
   const obj = input as Record<string, unknown>;
   const type = obj.type;
-  if (type === undefined) throw InvalidParameterError.missing(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`);
+  if (type === undefined) throw InvalidParameterError.missing(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, missingTypeHint(obj, path, TRIGGER_KEYS));
   if (typeof type !== 'string' || !(TRIGGER_TYPES as readonly string[]).includes(type)) {
     throw new InvalidParameterError(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, describeValue(type));
   }
@@ -72,7 +75,8 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
  *
  * @throws InvalidParameterError whose `parameter` is a path such as `trigger.maxTurns`,
  *   `trigger.triggers[1].threshold` or `trigger.type`; a left-out required field reads
- *   `<path>: is required: <what to send>` (e.g. `trigger.maxTurns: is required: an integer from 1 to 1000000000`).
+ *   `<path>: is required: <what to send>` (e.g. `trigger.maxTurns: is required: an integer from 1 to 1000000000`);
+ *   a left-out `type` also names the keys no trigger takes, when there are some (`unknownFieldHint`).
  */
 export function parseTrigger(input: unknown): Trigger {
   return parseAt(input, 'trigger', 1);

@@ -343,6 +343,75 @@ describe('a body sent to the other append route is told where it goes (HTTP and 
   });
 });
 
+describe('a misspelled required field is named, with the field it may have meant (HTTP and NATS)', () => {
+  const send = (kind: 'append' | 'messages' | 'compact' | 'policy', body: unknown) => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    return executor.execute({
+      subject: commandSubject('smc', 't', 's', kind),
+      data: new TextEncoder().encode(JSON.stringify(body)),
+      commandId: 'c1',
+      redelivered: false,
+    });
+  };
+
+  it('given {"evnts": […]} on /events (NATS append), when validated, then 400 validation_failed "events: is required" names "evnts" and suggests "events"', async () => {
+    const message = 'events: is required (the body has an unknown field "evnts": did you mean "events"?)';
+    const err = refusal(() => fromEvents({ evnts: [user] }));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'events', message });
+    const answer = await send('append', { evnts: [user] });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events', message });
+  });
+
+  it('given several unknown keys, when validated, then all are named and each near miss of a missing or known field is suggested', () => {
+    expect(refusal(() => fromEvents({ evnts: [user], userid: 'u', extra: 1 })).message).toBe(
+      'events: is required (the body has unknown fields "evnts", "userid", "extra": did you mean "events" for "evnts", "userId" for "userid"?)',
+    );
+  });
+
+  it('given an event with "txt" (or no "type" but "typ"), when validated, then the event\'s path names the key and suggests the field', () => {
+    expect(refusal(() => fromEvents({ events: [{ id: 'u1', type: 'user', txt: 'hi' }] })).message).toBe(
+      'events[0].text: is required (events[0] has an unknown field "txt": did you mean "text"?)',
+    );
+    expect(refusal(() => fromEvents({ events: [{ id: 'u1', typ: 'user', text: 'hi' }] })).message).toBe(
+      'events[0].type: must be one of user, assistant, tool, system, summary (events[0] has an unknown field "typ": did you mean "type"?)',
+    );
+  });
+
+  it('given {"mesages": […]} on /messages or an OpenAI message without role, when validated, then the key is named (codes unchanged)', async () => {
+    const message = 'messages: is required (the body has an unknown field "mesages": did you mean "messages"?)';
+    expect(refusal(() => fromMessages({ mesages: [{ role: 'user', content: 'hi' }] })).message).toBe(message);
+    expect((await send('messages', { mesages: [{ role: 'user', content: 'hi' }] })).body).toMatchObject({ code: 'validation_failed', message });
+    const err = refusal(() => fromMessages({ messages: [{ rol: 'user', content: 'hi' }] }));
+    expect({ code: err.code, message: err.message }).toEqual({
+      code: 'invalid_message',
+      message: 'messages[0].role: must be one of system, developer, user, assistant, tool (messages[0] has an unknown field "rol": did you mean "role"?)',
+    });
+  });
+
+  it('given {"stratgy": …} on compactions and policies (NATS compact, policy), when validated, then "strategy: is required" names it', async () => {
+    const message = 'strategy: is required (the body has an unknown field "stratgy": did you mean "strategy"?)';
+    const body = { stratgy: { type: 'sliding-window' } };
+    for (const run of [() => compactCommandFrom(schemas, 't', 's', body), () => policyCommandFrom(schemas, 't', 's', body)]) {
+      const err = refusal(run);
+      expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'strategy', message });
+    }
+    for (const kind of ['compact', 'policy'] as const) expect((await send(kind, body)).body).toMatchObject({ code: 'validation_failed', message });
+  });
+
+  it('given a strategy {"tpye": …}, when validated, then 400 invalid_parameter "strategy.type: is required: …" names it', () => {
+    const err = refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { tpye: 'sliding-window' } }));
+    expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter: 'strategy.type' });
+    expect(err.message).toMatch(/^strategy\.type: is required: one of .* \(strategy has an unknown field "tpye": did you mean "type"\?\)$/);
+  });
+
+  it('given a missing field and no unknown key, or an unknown key and nothing missing, when validated, then the message is as before', () => {
+    expect(refusal(() => fromEvents({ expectedRevision: 'any' })).message).toBe('events: is required');
+    expect(refusal(() => fromEvents({ events: [user], evnts: [] })).message).toBe('evnts: unknown field "evnts": remove it');
+  });
+});
+
 describe('trigger parameters are positive, as strategy parameters are (HTTP and NATS)', () => {
   const strategy = { type: 'sliding-window', maxEvents: 4 };
 

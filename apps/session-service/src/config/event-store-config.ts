@@ -1,5 +1,12 @@
 import * as path from 'node:path';
-import { createEventStore, EventStoreCopyInProgressError, EventStoreCorruptError, type EventStore, type EventStoreConfig } from '@lib/event-store';
+import {
+  createEventStore,
+  EventStoreCopyInProgressError,
+  EventStoreCorruptError,
+  withoutCredentials,
+  type EventStore,
+  type EventStoreConfig,
+} from '@lib/event-store';
 import { copyInProgressRefusal } from './copy-in-progress-refusal';
 import { ConfigurationError } from './configuration-error';
 import { databaseUrlUnavailable } from './database-url-unavailable';
@@ -12,6 +19,20 @@ export type EventStoreKind = 'kurrentdb' | 'postgres' | 'sqlite';
 export function eventStoreKind(config: ServiceConfig): EventStoreKind {
   if (config.kurrentDbConnectionString) return 'kurrentdb';
   return config.databaseUrl ? 'postgres' : 'sqlite';
+}
+
+/**
+ * The event store a configuration selects, in words for a line a tool prints (credentials masked):
+ * the SQLite file as an absolute path and the setting that chose it
+ * (`/srv/store/events.sqlite (SQLITE_EVENTS_FILE)`, or `/app/data/events.sqlite (DATA_DIR)` for
+ * the default), `PostgreSQL DATABASE_URL=postgres://app:***@db:5432/events`, or
+ * `KurrentDB KURRENTDB_CONNECTION_STRING=…`.
+ */
+export function eventStoreNamed(config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile' | 'databaseUrl' | 'kurrentDbConnectionString'>): string {
+  if (config.kurrentDbConnectionString) return `KurrentDB KURRENTDB_CONNECTION_STRING=${withoutCredentials(config.kurrentDbConnectionString)}`;
+  if (config.databaseUrl) return `PostgreSQL DATABASE_URL=${withoutCredentials(config.databaseUrl)}`;
+  const file = path.resolve(config.sqliteEventsFile);
+  return `${file} (${file === path.resolve(config.dataDir, 'events.sqlite') ? 'DATA_DIR' : 'SQLITE_EVENTS_FILE'})`;
 }
 
 /**

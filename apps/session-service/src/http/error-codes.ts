@@ -31,7 +31,7 @@ export const API_ERROR_CODES = {
   validation_failed: {
     status: 400,
     description:
-      'a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)',
+      'a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)',
   },
   invalid_parameter: { status: 400, description: 'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)' },
   invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
@@ -78,7 +78,7 @@ export const API_ERROR_CODES = {
   session_not_found: {
     status: 404,
     description:
-      'no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased',
+      'no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does',
   },
   compaction_not_found: { status: 404, description: 'the session has no compaction with this id' },
   route_not_found: { status: 404, description: 'no such route (also a route’s path with a trailing slash)' },

@@ -138,7 +138,7 @@ const errorDetails = {
     .string()
     .optional()
     .describe(
-      'session_not_found of GET /v1/sessions/{sessionId} and of POST …/compactions for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
+      'session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
     ),
   discardedSummarizerCalls: discardedCallsSchema
     .optional()

@@ -5,7 +5,7 @@
  * (never zod's "Too small: expected array to have >=1 items").
  */
 import type { z } from 'zod';
-import { quoteInput } from '@lib/compaction';
+import { quoteInput, unknownFieldHint } from '@lib/compaction';
 import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
 
 /** `['events', 2, 'text']` → `events[2].text`. */
@@ -62,7 +62,84 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     throw new InvalidRequestError(where, `${where}: ${emptyParts.message}`, code);
   }
   const where = jsonPath(prefix, path);
-  throw new InvalidRequestError(where, `${where}: ${message}`, code);
+  const hint = issue.code === 'unrecognized_keys' ? '' : missingFieldHint(schema, value, parsed.error.issues, path, prefix, options);
+  throw new InvalidRequestError(where, `${where}: ${message}${hint}`, code);
+}
+
+/**
+ * When the issue at `issuePath` is about a field its object (a JSON object of `value`) left out,
+ * the {@link unknownFieldHint} of that object: the keys it holds that `schema` does not take there
+ * (zod's `unrecognized_keys` issue for that object; else, as for an event without its `type`,
+ * where zod reports no key, its keys no variant of the schema takes), with a suggestion for a
+ * near miss of a missing field (every field `issues` says the object left out) or another field of
+ * that object. `''` when the field is there (its value is wrong) or the object has no unknown key.
+ */
+export function missingFieldHint(
+  schema: z.ZodType,
+  value: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  issuePath: ReadonlyArray<PropertyKey>,
+  prefix = '',
+  options: Pick<ValidateOptions, 'unknownKey'> = {},
+): string {
+  const field = issuePath[issuePath.length - 1];
+  if (typeof field !== 'string') return '';
+  const parentPath = issuePath.slice(0, -1);
+  const holder = valueAt(value, parentPath);
+  if (holder === null || typeof holder !== 'object' || Array.isArray(holder)) return '';
+  const sent = holder as Record<string, unknown>;
+  const absent = (key: PropertyKey) => typeof key === 'string' && (!Object.hasOwn(sent, key) || sent[key] === undefined);
+  if (!absent(field)) return '';
+  const samePlace = (path: ReadonlyArray<PropertyKey>) => path.length === parentPath.length && parentPath.every((p, i) => p === path[i]);
+  const known = fieldsAt(schema, parentPath);
+  const reported = issues.find((i) => i.code === 'unrecognized_keys' && samePlace(i.path));
+  const unknownKeys = reported ? (reported as { keys: string[] }).keys : known ? Object.keys(sent).filter((k) => !known.has(k)) : [];
+  const missing = issues.flatMap((i) => {
+    const last = i.path[i.path.length - 1];
+    return i.path.length === issuePath.length && samePlace(i.path.slice(0, -1)) && absent(last) ? [last as string] : [];
+  });
+  const topLevel = parentPath.length === 0 && !prefix;
+  const query = topLevel && options.unknownKey === 'query parameter';
+  return unknownFieldHint({
+    holder: topLevel ? (query ? 'the query' : 'the body') : jsonPath(prefix, parentPath),
+    unknownKeys,
+    candidates: [...new Set([field, ...missing, ...(known ?? [])])],
+    noun: query ? 'parameter' : 'field',
+  });
+}
+
+/** The part of `value` at `path` (undefined when there is none). */
+function valueAt(value: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let at: unknown = value;
+  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+/** Wrappers whose inner schema holds the fields: `optional`, `nullable`, `default`… (`innerType`), `pipe` (its input). */
+const INNER_TYPES = new Set(['optional', 'nullable', 'default', 'prefault', 'nonoptional', 'readonly', 'catch', 'success']);
+
+/**
+ * The field names `schema` takes for the object at `path` (the union of every variant's, for a
+ * union such as an event's), or undefined when the schema does not say (an object of any keys).
+ */
+function fieldsAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>, depth = 0): Set<string> | undefined {
+  if (depth > 64) return undefined;
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  const next = (inner: unknown, at = path) => fieldsAt(inner as z.ZodType, at, depth + 1);
+  if (INNER_TYPES.has(def.type)) return next(def.innerType);
+  if (def.type === 'pipe') return next(def.in);
+  if (def.type === 'lazy') return next((def.getter as () => unknown)());
+  if (def.type === 'union') {
+    const sets = (def.options as z.ZodType[]).map((option) => next(option)).filter((s): s is Set<string> => s !== undefined);
+    return sets.length === 0 ? undefined : new Set(sets.flatMap((s) => [...s]));
+  }
+  if (path.length === 0) return def.type === 'object' ? new Set(Object.keys(def.shape as object)) : undefined;
+  const [head, ...rest] = path;
+  if (def.type === 'array' && typeof head === 'number') return next(def.element, rest);
+  if (def.type === 'object' && typeof head === 'string' && Object.hasOwn(def.shape as object, head)) {
+    return next((def.shape as Record<string, unknown>)[head], rest);
+  }
+  return undefined;
 }
 
 /**

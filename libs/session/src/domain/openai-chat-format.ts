@@ -18,6 +18,7 @@ import {
   pairToolCalls,
   placeholderAnsweredCalls,
   quoteInput,
+  unknownFieldHint,
   type AssistantEvent,
   type SessionEvent,
   type ToolCall,
@@ -203,7 +204,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
     const role = raw.role;
     if (typeof role !== 'string' || !(OPENAI_INPUT_ROLES as readonly string[]).includes(role)) {
       if (role === 'function') throw invalid(`${at}.role`, `role "function" is deprecated: send the result as role "tool" with tool_call_id`);
-      throw invalid(`${at}.role`, `must be one of ${OPENAI_INPUT_ROLES.join(', ')}`);
+      const known = [...new Set(Object.values(MESSAGE_FIELDS).flat()), ...(context.readsCreatedAt ? ['createdAt'] : [])];
+      throw invalid(`${at}.role`, `must be one of ${OPENAI_INPUT_ROLES.join(', ')}${missingFieldHint(raw, 'role', known, at)}`);
     }
     const fields = MESSAGE_FIELDS[role as OpenAiInputRole];
     rejectUnknownFields(raw, context.readsCreatedAt ? [...fields, 'createdAt'] : fields, at);
@@ -741,6 +743,19 @@ function asSent(name: string | undefined, parts: string[] | undefined): { name?:
   return { ...(name !== undefined ? { name } : {}), ...(parts ? { textParts: parts } : {}) };
 }
 
+/**
+ * The `unknownFieldHint` of message part `raw` (at `at`) when it left out its required `field`
+ * (absent or null): its fields outside `known` that have a value (those {@link rejectUnknownFields}
+ * would refuse), a near miss of a known field suggested; else `''`.
+ */
+function missingFieldHint(raw: Obj, field: string, known: readonly string[], at: string): string {
+  if (raw[field] !== undefined && raw[field] !== null) return '';
+  const unknownKeys = Object.entries(raw)
+    .filter(([key, value]) => !known.includes(key) && value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0))
+    .map(([key]) => key);
+  return unknownFieldHint({ holder: at, unknownKeys, candidates: [field, ...known.filter((k) => k !== field && k !== 'function_call')] });
+}
+
 /** Rejects a field outside `allowed` that has a value (it would be lost). */
 function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): void {
   for (const [key, value] of Object.entries(raw)) {
@@ -786,9 +801,10 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] {
   return value.map((raw, k) => {
     const at = `${field}[${k}]`;
     if (!isObject(raw)) throw invalid(at, 'must be { id, type: "function", function: { name, arguments } }');
+    if (raw.id === undefined || raw.id === null) throw invalid(`${at}.id`, `is required (a string)${missingFieldHint(raw, 'id', TOOL_CALL_FIELDS, at)}`);
     const id = clientIdField(raw.id, `${at}.id`);
     if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
-    if (!isObject(raw.function)) throw invalid(`${at}.function`, 'must be { name, arguments }');
+    if (!isObject(raw.function)) throw invalid(`${at}.function`, `must be { name, arguments }${missingFieldHint(raw, 'function', TOOL_CALL_FIELDS, at)}`);
     rejectUnknownFields(raw, TOOL_CALL_FIELDS, at);
     rejectUnknownFields(raw.function, TOOL_CALL_FUNCTION_FIELDS, `${at}.function`);
     const name = nonEmptyString(raw.function.name, `${at}.function.name`);

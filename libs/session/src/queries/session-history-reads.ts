@@ -9,7 +9,7 @@ import { sessionKey, sessionStream, type EstimatorName } from '../events/session
 import { emptySessionWindow, evolveSessionWindow, orderedWindow, type StreamEvent } from '../domain/session-window';
 import { visitStreamUpTo } from '../write-side/stream-in-pages';
 import { nextTurn } from '../event-loop-turns';
-import { CompactionNotFoundError, SessionNotFoundError } from '../errors';
+import { CompactionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { findSession } from '../read-side/queries/session-row';
@@ -23,7 +23,7 @@ import {
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
 import { getCompaction, getCompactionDiffHead, pageCompactions } from '../read-side/queries/compaction-history-query';
-import { latestErasure, listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
+import { listErasures, sessionNotFound, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
 import { jsonSafe } from './json-safe';
@@ -77,7 +77,7 @@ export class SessionHistoryReads {
   async session(tenantId: string, sessionId: string, estimator: EstimatorName, minPosition?: bigint): Promise<SessionSummaryAnswer> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const summary = getSessionSummary(this.readModels, tenantId, sessionId, estimator);
-    if (!summary) throw new SessionNotFoundError(sessionId, latestErasure(this.readModels, tenantId, sessionId)?.erasedAt);
+    if (!summary) throw sessionNotFound(this.readModels, tenantId, sessionId);
     return jsonSafe(summary) as SessionSummaryAnswer;
   }
 
@@ -95,23 +95,23 @@ export class SessionHistoryReads {
 
   /**
    * The auto-compaction policy in force, as `PUT …/policy` answers it ({@link policyAnswer}: strategy,
-   * trigger and estimator null when none is). @throws SessionNotFoundError (404), ProjectionBehindError (503).
+   * trigger and estimator null when none is). @throws SessionNotFoundError (404; with `erasedAt` for an erased id, {@link sessionNotFound}), ProjectionBehindError (503).
    */
   async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<PolicyAnswer> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const session = findSession(this.readModels, tenantId, sessionId);
-    if (!session) throw new SessionNotFoundError(sessionId);
+    if (!session) throw sessionNotFound(this.readModels, tenantId, sessionId);
     return policyAnswer(sessionId, lastPolicyEventOf(this.readModels, session.sessionKey), session.revision);
   }
 
   /**
    * A page of the compaction history, oldest first.
-   * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
+   * @throws SessionNotFoundError (404; with `erasedAt` for an erased id, {@link sessionNotFound}), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
    */
   async compactions(tenantId: string, sessionId: string, page: { limit?: number; cursor?: string; minPosition?: bigint }): Promise<CompactionHistoryPage> {
     await this.reads.waitFor(page.minPosition, { tenantId, sessionId });
     const records = pageCompactions(this.readModels, tenantId, sessionId, page.limit, page.cursor);
-    if (!records) throw new SessionNotFoundError(sessionId);
+    if (!records) throw sessionNotFound(this.readModels, tenantId, sessionId);
     const answer: CompactionHistoryPage = { sessionId, compactions: records.compactions.map(compactionHistoryItem) };
     if (records.nextCursor) answer.nextCursor = records.nextCursor;
     return answer;
@@ -157,9 +157,9 @@ export class SessionHistoryReads {
     return getCompaction(this.readModels, tenantId, sessionId, compactionId) ?? this.notFound(tenantId, sessionId, compactionId);
   }
 
-  /** @throws SessionNotFoundError (404) when the session is unknown (or another tenant's), else CompactionNotFoundError (404). */
+  /** @throws SessionNotFoundError (404, {@link sessionNotFound}) when the session is unknown (or another tenant's, or erased), else CompactionNotFoundError (404). */
   private notFound(tenantId: string, sessionId: string, compactionId: string): never {
-    if (!findSession(this.readModels, tenantId, sessionId)) throw new SessionNotFoundError(sessionId);
+    if (!findSession(this.readModels, tenantId, sessionId)) throw sessionNotFound(this.readModels, tenantId, sessionId);
     throw new CompactionNotFoundError(sessionId, compactionId);
   }
 }

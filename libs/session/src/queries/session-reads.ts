@@ -10,7 +10,8 @@ import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session
 import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
 import { quoteInput } from '@lib/compaction';
-import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
+import { InvalidRequestError, SessionError, type SessionErrorDetails } from '../errors';
+import { sessionNotFound } from '../read-side/queries/erasure-query';
 import { ReadModelsOffLogError } from './read-models-off-log-error';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
@@ -135,7 +136,7 @@ export class SessionReads {
         // erasure continues after the erased revisions), past its last, or no session at all.
         const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
         const last = await this.store.streamRevision(sessionStream(key));
-        if (!first || last === null) throw new SessionNotFoundError(sessionId);
+        if (!first || last === null) throw sessionNotFound(this.readModels, tenantId, sessionId);
         // Before the current life: say so when an earlier life was erased (as atTime does).
         const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first) : null;
         throw new InvalidRequestError('atRevision', revisionOutOfRangeMessage(atRevision, first.revision, last, erased), 'revision_out_of_range');
@@ -145,7 +146,7 @@ export class SessionReads {
     } else {
       await this.waitFor(options.minPosition, { tenantId, sessionId });
       const projected = await getWindowInTurns(this.readModels, tenantId, sessionId);
-      if (!projected) throw new SessionNotFoundError(sessionId);
+      if (!projected) throw sessionNotFound(this.readModels, tenantId, sessionId);
       revision = projected.revision;
       entries = projected.entries;
     }
@@ -184,7 +185,7 @@ export class SessionReads {
     const resolved = await revisionAtTime(this.store, key, atTime);
     if (resolved) return resolved;
     const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
-    if (!first) throw new SessionNotFoundError(sessionId);
+    if (!first) throw sessionNotFound(this.readModels, tenantId, sessionId);
     const erased = await earlierLifeErasure(this.store, tenantId, sessionId, first);
     const message = timeOutOfRangeMessage(atTime, quoteInput(atTime, { quoted: false }), { revision: first.revision, recordedAt: first.created }, erased);
     throw new InvalidRequestError('atTime', message, 'time_out_of_range');
@@ -202,7 +203,7 @@ export class SessionReads {
       return (await this.window(tenantId, sessionId, options)) as object;
     await this.waitFor(options.minPosition, { tenantId, sessionId });
     const json = await getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
-    if (!json) throw new SessionNotFoundError(sessionId);
+    if (!json) throw sessionNotFound(this.readModels, tenantId, sessionId);
     return json;
   }
 
@@ -214,7 +215,7 @@ export class SessionReads {
   async log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<unknown> {
     await this.waitFor(minPosition, { tenantId, sessionId });
     const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
-    if (!page) throw new SessionNotFoundError(sessionId);
+    if (!page) throw sessionNotFound(this.readModels, tenantId, sessionId);
     return jsonSafe(page);
   }
 
@@ -226,7 +227,7 @@ export class SessionReads {
   async logJson(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<Buffer> {
     await this.waitFor(minPosition, { tenantId, sessionId });
     const json = listLogJson(this.readModels, tenantId, sessionId, fromRevision, limit);
-    if (!json) throw new SessionNotFoundError(sessionId);
+    if (!json) throw sessionNotFound(this.readModels, tenantId, sessionId);
     return json;
   }
 

@@ -22,7 +22,9 @@ import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider/session-decider';
 import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
-import { RevisionConflictError, SessionNotFoundError } from '../errors';
+import { RevisionConflictError } from '../errors';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { sessionNotFound } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -60,10 +62,13 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
+    /** Where an erased session's `erasedAt` is read (as `GET /v1/sessions/{id}` reads it); without it, a 404 carries none. */
+    @Optional() private readonly readModels?: ReadModelStore,
   ) {}
 
   /**
-   * @throws SessionNotFoundError (404) when a clear (strategy null) names a session that does not exist.
+   * @throws SessionNotFoundError (404) when a clear (strategy null) names a session that does not
+   *   exist (with `erasedAt` when it was erased: {@link sessionNotFound}).
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
    * @throws RevisionConflictError (409 `wrong_expected_revision`) when the client's `expectedRevision`
    *   does not hold (another writer's event came after it), before a clear's 404; or when the stream
@@ -98,7 +103,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
         if (decision.revision === null) {
           await this.acknowledged.acknowledgeHead(this.store);
-          throw new SessionNotFoundError(command.sessionId);
+          throw sessionNotFound(this.readModels, command.tenantId, command.sessionId);
         }
         // No policy to clear: the answer names the session's last event (its revision, and its position for minPosition).
         const position = await this.positionOf(key, decision.revision, state);

@@ -1,6 +1,7 @@
 import type { ReadModelStore } from '../read-model-store';
 import type { RequestedBy } from '../../events/requested-by';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
+import { SessionNotFoundError } from '../../errors';
 
 /** Default page size of {@link listErasures}. */
 export const DEFAULT_ERASURE_LIMIT = 50;
@@ -79,6 +80,18 @@ export function latestErasure(store: ReadModelStore, tenantId: string, sessionId
     .safeIntegers(true)
     .get(tenantId, sessionId) as ReadRow | undefined;
   return row ? rowOf(row) : null;
+}
+
+/**
+ * The 404 of every route that addresses one session (`GET /v1/sessions/{id}`, its window, log,
+ * policy and compactions, `POST …/compactions`, `PUT …/policy` clearing a policy, over HTTP and NATS)
+ * when the session has no event: {@link SessionNotFoundError} (`session_not_found`) saying when the
+ * id was last erased (message and `details.erasedAt`, from {@link latestErasure}) when `readModels`
+ * hold an erasure of it, else the plain "does not exist" one (an id never written, another tenant's,
+ * or an erasure these read models have not applied yet; without `readModels`, always that one).
+ */
+export function sessionNotFound(readModels: ReadModelStore | undefined, tenantId: string, sessionId: string): SessionNotFoundError {
+  return new SessionNotFoundError(sessionId, readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined);
 }
 
 /**

@@ -1,0 +1,108 @@
+/**
+ * The one rule for a misspelled field: when a request leaves out a required field and the object
+ * that should hold it has keys the service does not know, the error names those keys and, for a
+ * near miss of a field name, suggests it (`events: is required (the body has an unknown field
+ * "evnts": did you mean "events"?)`). Every validator of the API (the HTTP and NATS bodies' zod
+ * schemas, strategies, triggers, OpenAI chat messages) appends this hint to its own "required"
+ * message, so the message is otherwise the one it always was.
+ *
+ * Edit distance: no edit-distance library is a dependency, so {@link fieldNameDistance} is a small
+ * optimal-string-alignment (Levenshtein plus adjacent transpositions) distance for field names,
+ * bounded to short names: it is never run on a long key (a key longer than
+ * {@link MAX_COMPARED_NAME_LENGTH} is no near miss of any field name).
+ */
+import { quoteInput } from './quoted-input';
+
+/** Most unknown keys a hint names; more are counted (`and 3 more`). */
+export const MAX_NAMED_UNKNOWN_KEYS = 5;
+
+/** Longest key compared with field names (field names are short; a longer key is no near miss). */
+export const MAX_COMPARED_NAME_LENGTH = 64;
+
+/** What {@link unknownFieldHint} needs to know about the object that lacks a required field. */
+export interface UnknownFieldHintInput {
+  /** The object in words: `the body`, `events[0]`, `strategy`, `the query`. */
+  holder: string;
+  /** The keys the object holds that are not among its fields, in the order sent. */
+  unknownKeys: readonly string[];
+  /**
+   * The field names a key may be a near miss of, the missing ones first (a tie goes to the earlier
+   * one): the missing field(s), then the object's other known fields.
+   */
+  candidates: readonly string[];
+  /** What a key is called: `field` (bodies, default) or `parameter` (a query string). */
+  noun?: string;
+}
+
+/**
+ * The optimal-string-alignment distance of `a` and `b`, case-insensitive: the fewest single
+ * character insertions, deletions, substitutions and swaps of two adjacent characters that turn one
+ * into the other (`evnts` → `events`: 1; `tpye` → `type`: 1; `userid` → `userId`: 0). Compares
+ * UTF-16 code units; meant for short field names.
+ */
+export function fieldNameDistance(a: string, b: string): number {
+  const s = a.toLowerCase();
+  const t = b.toLowerCase();
+  // rows[i][j]: distance of s[0, i) and t[0, j); three rows are enough for the swap rule.
+  let before: number[] = [];
+  let previous: number[] = Array.from({ length: t.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= s.length; i++) {
+    const current: number[] = [i];
+    for (let j = 1; j <= t.length; j++) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) d = Math.min(d, before[j - 2] + 1);
+      current.push(d);
+    }
+    before = previous;
+    previous = current;
+  }
+  return previous[t.length];
+}
+
+/**
+ * The field `key` is a near miss of, among `candidates` (the first of the closest), or undefined:
+ * a key that differs from a field name in letter case only, or by at most one edit (names of at
+ * most 5 characters, e.g. `txt` for `text`, `tpye` for `type`) or two (longer names, e.g.
+ * `strtegy` for `strategy`); never one of 1 or 2 characters changed into another (`q` is no near
+ * miss of `x`).
+ */
+export function nearMissOf(key: string, candidates: readonly string[]): string | undefined {
+  if (key.length > MAX_COMPARED_NAME_LENGTH) return undefined;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of candidates) {
+    if (name === key || Math.abs(name.length - key.length) > 2) continue;
+    const longest = Math.max(name.length, key.length);
+    const allowed = longest <= 2 ? 0 : longest <= 5 ? 1 : 2;
+    const d = fieldNameDistance(key, name);
+    if (d <= allowed && d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * The hint a "required" message ends with when its object also holds unknown keys: `''` when it
+ * holds none; else ` (<holder> has an unknown field "evnts": did you mean "events"?)`, or with
+ * several keys ` (<holder> has unknown fields "evnts", "x": did you mean "events" for "evnts"?)`
+ * (the suggestion only for the keys that are a near miss, {@link nearMissOf}; no question when none
+ * is). Names at most {@link MAX_NAMED_UNKNOWN_KEYS} keys, each quoted as errors quote client input.
+ */
+export function unknownFieldHint({ holder, unknownKeys, candidates, noun = 'field' }: UnknownFieldHintInput): string {
+  if (unknownKeys.length === 0) return '';
+  const named = unknownKeys.slice(0, MAX_NAMED_UNKNOWN_KEYS);
+  const more = unknownKeys.length - named.length;
+  const list = `${named.map((k) => quoteInput(k)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const has = unknownKeys.length === 1 ? `has an unknown ${noun} ${list}` : `has unknown ${noun}s ${list}`;
+  const misses = named.flatMap((key) => {
+    const field = nearMissOf(key, candidates);
+    return field === undefined ? [] : [{ key, field }];
+  });
+  let question = '';
+  if (misses.length === 1 && unknownKeys.length === 1) question = `: did you mean ${quoteInput(misses[0].field)}?`;
+  else if (misses.length > 0) question = `: did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`;
+  return ` (${holder} ${has}${question})`;
+}
