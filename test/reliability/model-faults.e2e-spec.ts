@@ -39,20 +39,30 @@ interface FaultCase {
   /** Requests the model endpoint sees for one compaction: 1 + retries when the client retries. */
   requests: number;
   reason: RegExp;
+  /** The failure's kind (`failureKind`), recorded and answered beside the reason. */
+  kind: string;
 }
 
 const FAULTS: FaultCase[] = [
-  { fault: { fault: 'timeout' }, requests: 1 + MAX_RETRIES, reason: /timed out/ },
-  { fault: { fault: 'status500' }, requests: 1 + MAX_RETRIES, reason: /HTTP 500/ },
-  { fault: { fault: 'status429', retryAfterSeconds: 1 }, requests: 1 + MAX_RETRIES, reason: /rate limited: HTTP 429/ },
-  { fault: { fault: 'blank' }, requests: 1, reason: /blank reply/ },
-  { fault: { fault: 'malformed-json' }, requests: 1, reason: /malformed/i },
-  { fault: { fault: 'refusal' }, requests: 1, reason: /refused/ },
-  { fault: { fault: 'content-filter' }, requests: 1, reason: /content_filter/ },
-  { fault: { fault: 'no-choices' }, requests: 1, reason: /no choices/ },
+  { fault: { fault: 'timeout' }, requests: 1 + MAX_RETRIES, reason: /timed out/, kind: 'timeout' },
+  { fault: { fault: 'status500' }, requests: 1 + MAX_RETRIES, reason: /HTTP 500/, kind: 'endpoint_error' },
+  { fault: { fault: 'status429', retryAfterSeconds: 1 }, requests: 1 + MAX_RETRIES, reason: /rate limited: HTTP 429/, kind: 'rate_limited' },
+  { fault: { fault: 'status401' }, requests: 1, reason: /rejected the credentials: HTTP 401 \(invalid_api_key\); check OPENAI_API_KEY$/, kind: 'credentials' },
+  { fault: { fault: 'status404' }, requests: 1, reason: /HTTP 404 .*check SUMMARIZER_MODEL/, kind: 'model_not_found' },
+  { fault: { fault: 'blank' }, requests: 1, reason: /blank reply/, kind: 'invalid_reply' },
+  { fault: { fault: 'malformed-json' }, requests: 1, reason: /malformed/i, kind: 'invalid_reply' },
+  { fault: { fault: 'refusal' }, requests: 1, reason: /refused/, kind: 'refused' },
+  { fault: { fault: 'content-filter' }, requests: 1, reason: /content_filter/, kind: 'refused' },
+  { fault: { fault: 'no-choices' }, requests: 1, reason: /no choices/, kind: 'invalid_reply' },
   // a reply that is not valid Unicode (ncintl F2): the service refuses such text on input, so never stores it
-  { name: 'lone-surrogate', fault: 'Summary \ud800 end', requests: 1, reason: /reply is not valid Unicode: a lone UTF-16 surrogate at code unit 8/ },
-  { name: 'half-emoji-at-end', fault: 'Summary cut in an emoji \ud83d', requests: 1, reason: /not valid Unicode/ },
+  {
+    name: 'lone-surrogate',
+    fault: 'Summary \ud800 end',
+    requests: 1,
+    reason: /reply is not valid Unicode: a lone UTF-16 surrogate at code unit 8/,
+    kind: 'invalid_reply',
+  },
+  { name: 'half-emoji-at-end', fault: 'Summary cut in an emoji \ud83d', requests: 1, reason: /not valid Unicode/, kind: 'invalid_reply' },
 ];
 
 describe('model faults', () => {
@@ -93,6 +103,7 @@ describe('model faults', () => {
       const res = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
       expect(res.body.outcome).toBe('failed');
       expect(res.body.failure.reason).toMatch(f.reason);
+      expect(res.body.failure.failureKind).toBe(f.kind);
       expect(fake.calls).toBe(f.requests);
 
       // the window is unchanged but for the superseded system message
@@ -103,9 +114,16 @@ describe('model faults', () => {
       const decisions = log.filter((e) => e.type !== 'ConversationEventAppended');
       expect(decisions.map((e) => e.type)).toEqual([EVENTS_ARCHIVED, COMPACTION_FAILED]);
       expect((decisions[0].data as { archivedIds: string[] }).archivedIds).toEqual([`${session}-s1`]);
-      const failed = decisions[1].data as { reason: string; stage: string };
+      const failed = decisions[1].data as { reason: string; stage: string; failureKind?: string };
       expect(failed.stage).toBe('summarize');
       expect(failed.reason).toMatch(f.reason);
+      expect(failed.failureKind).toBe(f.kind);
+
+      // the compaction history (the audit API) shows the kind beside the reason, the list and the item alike
+      const item = await harness.http().get(`/v1/sessions/${session}/compactions/${res.body.compactionId}?minPosition=${res.body.position}`).expect(200);
+      expect(item.body.failure).toEqual({ stage: 'summarize', reason: res.body.failure.reason, failureKind: f.kind });
+      const history = await harness.http().get(`/v1/sessions/${session}/compactions?minPosition=${res.body.position}`).expect(200);
+      expect(history.body.compactions.map((c: { failure: unknown }) => c.failure)).toEqual([item.body.failure]);
       const recorded = JSON.stringify(failed);
       expect(recorded).not.toContain(SECRET);
       expect(recorded).not.toContain(API_KEY);
@@ -130,7 +148,8 @@ describe('model faults', () => {
       .expect(201);
     const failedPasses = async () => {
       const metrics = (await harness.http().get('/metrics').expect(200)).text;
-      return Number(/^compactions_total\{origin="command",outcome="failed",reason=""\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+      // a failed pass's reason label is its failureKind (a closed set)
+      return Number(/^compactions_total\{origin="command",outcome="failed",reason="endpoint_error"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
     };
     const before = await failedPasses();
     const answers = await Promise.all(Array.from({ length: 4 }, () => harness.http().post('/v1/sessions/same-input/compactions').send({ strategy: STRATEGY })));
@@ -278,7 +297,10 @@ describe('model faults in the service log (a service of its own: the failure lin
     const lines: string[] = [];
     for (const level of ['log', 'warn'] as const) {
       jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, ...args: unknown[]) {
-        lines.push(`${level} ${String(args[0])}`);
+        // a line with fields is logged as an object: its message, then its fields
+        const [first] = args;
+        const fields = typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : null;
+        lines.push(fields ? `${level} ${String(fields.msg)} ${JSON.stringify({ ...fields, msg: undefined })}` : `${level} ${String(first)}`);
       });
     }
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
@@ -311,7 +333,7 @@ describe('model faults in the service log (a service of its own: the failure lin
       expect(failed).toHaveLength(2);
       for (const line of failed)
         expect(line).toMatch(
-          /^warn compaction pass failed: session "ops-401" \(tenant "default"\), compaction \S+, origin auto, stage summarize: summarizer failed: the model endpoint rejected the credentials: HTTP 401 \(invalid_api_key\); check OPENAI_API_KEY$/,
+          /^warn compaction pass failed: session "ops-401" \(tenant "default"\), compaction \S+, origin auto, stage summarize: summarizer failed: the model endpoint rejected the credentials: HTTP 401 \(invalid_api_key\); check OPENAI_API_KEY \{"failureKind":"credentials"\}$/,
         );
       expect(lines.filter((l) => l.includes('auto-compaction of session "ops-401"'))).toEqual([
         expect.stringMatching(
@@ -324,6 +346,7 @@ describe('model faults in the service log (a service of its own: the failure lin
       expect(health.autoCompactionsBackingOff).toBe(before + 1);
       expect(health.summarizer.lastFailure).toEqual({
         reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401 (invalid_api_key); check OPENAI_API_KEY',
+        failureKind: 'credentials',
         at: expect.any(String),
       });
 

@@ -779,7 +779,7 @@ async function liveExamples(client: SessionServiceClient, strategies: StrategyRe
         summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null,
       });
       lines.push(
-        `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${c.origin}  archived ${c.archivedIds.length}, kept ${c.keptCount ?? '?'}  tokens ${c.tokensBefore} -> ${c.tokensAfter} (saved ${c.tokensSaved})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${c.failure ? `  reason: ${c.failure.reason}` : ''}`,
+        `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${c.origin}  archived ${c.archivedIds.length}, kept ${c.keptCount ?? '?'}  tokens ${c.tokensBefore} -> ${c.tokensAfter} (saved ${c.tokensSaved})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${c.failure ? `  reason: ${c.failure.reason}${c.failure.failureKind ? ` (${c.failure.failureKind})` : ''}` : ''}`,
       );
     }
     const last = compactions[compactions.length - 1];

@@ -1560,7 +1560,8 @@ function timelineRow(entry, byId, select) {
       c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
       c?.reason ? `, ${c.reason}` : null,
       c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
-      c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
+      // the kind (a closed set of plain words) before the reason; absent for a failure recorded before failures carried one
+      c?.failure ? [`, failed at ${c.failure.stage}${c.failure.failureKind ? ` (${c.failure.failureKind})` : ''}: `, stored(c.failure.reason)] : null,
     );
   }
   return h('li', { class: 'decision' }, rev, '◇ policy set: ', data?.strategy ? stored(data.strategy.type) : 'cleared');
@@ -2057,7 +2058,14 @@ function diffView(diff, item, close) {
           stored(item.summary.text, 'div'),
         )
       : null,
-    item?.failure ? h('p', { class: 'error' }, `Failed at ${item.failure.stage}: `, stored(item.failure.reason)) : null,
+    item?.failure
+      ? h(
+          'p',
+          { class: 'error' },
+          `Failed at ${item.failure.stage}${item.failure.failureKind ? ` (${item.failure.failureKind})` : ''}: `,
+          stored(item.failure.reason),
+        )
+      : null,
     h('div', { class: 'diff' }, column('Before', diff.before), column('After', diff.after)),
     diff.archivedOnArrival.length
       ? h(

@@ -4,6 +4,7 @@
  * Token figures are in the unit of the estimator the caller used to cost the events: tokens for
  * `cl100k_base` / `o200k_base`, UTF-16 code units for `chars`.
  */
+import type { CompactionFailureKind } from './failure-kind';
 import type { SummaryBudgetUse } from './summary-budget';
 
 /** `sliding-window`: keep the last `maxEvents` real events (default 20, integer > 0). */
@@ -142,8 +143,11 @@ export interface CompactionPlan {
   tokensSuperseded: number;
 }
 
-/** The summarizer's reply to a {@link SummaryRequest}, or its failure. */
-export type SummaryReply = { text: string } | { failure: string };
+/**
+ * The summarizer's reply to a {@link SummaryRequest}, or its failure: its reason and kind (from the
+ * summarizer that failed, the one place both are chosen; absent or outside the closed set: `other`).
+ */
+export type SummaryReply = { text: string } | { failure: string; failureKind?: CompactionFailureKind };
 
 /** The new summary written by a pass. `tokens` is its cost (both formatted lines) in estimator units. */
 export interface NewSummary {
@@ -171,6 +175,8 @@ export interface CompactionResult {
   tokensEstimatedSaved: number;
   /** Why the pass failed (summarizer failure, blank reply); present when outcome is `failed`. */
   failureReason?: string;
+  /** The kind of the failure, one of `COMPACTION_FAILURE_KINDS` (see `failure-kind.ts`); present when outcome is `failed`. */
+  failureKind?: CompactionFailureKind;
   /**
    * With a new summary whose request had a budget: the budget, the summary's cost, whether it was
    * exceeded and what was done then (`summaryBudgetUse`).

@@ -6,6 +6,7 @@
  */
 export * from './session-event';
 export * from './compaction-types';
+export * from './failure-kind';
 export * from './formatter';
 export * from './token-estimators';
 export * from './invalid-parameter-error';

@@ -5,6 +5,7 @@
 import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
+import { compactionFailureKind } from './failure-kind';
 import { summaryBudgetUse, summaryTokenBudget } from './summary-budget';
 import { formatEventWithPlaceholders } from './formatter';
 import { placeholderAnsweredCalls } from './tool-call-pairing';
@@ -201,7 +202,8 @@ export function isUsableSummaryReply(reply: SummaryReply | undefined): reply is 
  *   (`summaryBudgetUse`).
  * - With a blank/whitespace text or a `{ failure }` reply: outcome `failed`, only the superseded
  *   system messages are archived, the old summaries and every real event stay, `failureReason`
- *   says why; saved = cost(superseded system messages).
+ *   says why and `failureKind` of what kind (the reply's, `other` when it names none of the closed
+ *   set; `invalid_reply` for a blank text); saved = cost(superseded system messages).
  *
  * `tokensAfter` = `tokensBefore` − cost(archived) + cost(new summary). Units: the estimator's
  * (it must be the one the events were costed with).
@@ -241,6 +243,8 @@ export function completePlan(plan: CompactionPlan, options: { reply?: SummaryRep
       tokensAfter: plan.tokensBefore - plan.tokensSuperseded,
       tokensEstimatedSaved: Math.max(0, plan.tokensSuperseded),
       failureReason: 'failure' in reply ? `summarizer failed: ${reply.failure}` : 'summarizer returned a blank summary',
+      // the summarizer's kind, which it chose with its reason; a blank text is an unusable reply
+      failureKind: 'failure' in reply ? compactionFailureKind(reply.failureKind) : 'invalid_reply',
     };
   }
 

@@ -11,7 +11,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { z } from 'zod';
-import { MAX_PARAMETER_VALUE, type SessionEvent } from '@lib/compaction';
+import { COMPACTION_FAILURE_KINDS, MAX_PARAMETER_VALUE, type SessionEvent } from '@lib/compaction';
 import { RECALL_SNIPPET_MAX_LENGTH, type OpenAiChatMessage, type SessionErrorDetails } from '@lib/session';
 import { ALL_ERROR_CODES, API_ERROR_CODES, statusOfCode, type ApiErrorCode, type ErrorCodeInfo } from './error-codes';
 
@@ -38,6 +38,12 @@ const eventCreatedAt = z
     "when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event",
   );
 const count = z.number().int().min(0);
+/** A failed pass's machine-readable kind (`COMPACTION_FAILURE_KINDS`; README "Failure kinds"). */
+const failureKind = z
+  .enum(COMPACTION_FAILURE_KINDS)
+  .describe(
+    "the failure as a stable kind, for alerts and dashboards (the reason is for people): credentials (HTTP 401/403), model_not_found (404 or code model_not_found), rate_limited (429, a Retry-After or the endpoint's pause longer than the service waits), timeout, unreachable (the last attempt could not connect), connection_lost (after the request was sent, or while the answer arrived), endpoint_error (5xx, 408, 409), request_rejected (any other HTTP status), invalid_reply (malformed, blank, cut off, too long, not valid Unicode), refused (the model's refusal or content filter), aborted (shutdown or the caller's abort), other",
+  );
 
 /** A summarizer's `calls`: every HTTP request that reached the model endpoint (see `SummarizerUsage.calls`). */
 const summarizerCalls = count.describe(
@@ -384,7 +390,17 @@ export const CompactionAnswerSchema = named(
       .describe(
         'true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written',
       ),
-    failure: z.strictObject({ stage: z.literal('summarize'), reason: z.string() }).optional(),
+    failure: z
+      .strictObject({
+        stage: z.literal('summarize'),
+        reason: z.string(),
+        failureKind: failureKind
+          .nullable()
+          .describe(
+            'the failure as a stable kind (see CompactionHistoryItem); null only for a replayed failure recorded before failures carried one (2026-12-04)',
+          ),
+      })
+      .optional(),
     reason: z.enum(['within-limit', 'newest-turn-only', 'open-tool-call']).optional().describe('with outcome noop: why nothing was archived (DESIGN §3.6)'),
     toolCallId: z.string().optional().describe('with reason open-tool-call: the call that held the cut back'),
     eventId: z.string().optional().describe('with reason open-tool-call: the assistant event holding that call'),
@@ -654,7 +670,14 @@ export const CompactionHistoryItemSchema = named(
       .boolean()
       .nullable()
       .describe('with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures'),
-    failure: z.strictObject({ stage: z.enum(['summarize', 'append']), reason: z.string() }).nullable(),
+    failure: z
+      .strictObject({
+        stage: z.enum(['summarize', 'append']),
+        reason: z.string().describe('why it failed, for people: the fault and what to check, never message text nor a key'),
+        failureKind: failureKind.nullable(),
+      })
+      .nullable()
+      .describe('for a failed pass: its stage, reason and failureKind (null for a failure recorded before failures carried one, 2026-12-04); null otherwise'),
   }),
   'One recorded compaction decision',
 );
@@ -840,6 +863,7 @@ export const HealthSchema = named(
             .describe(
               "the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text",
             ),
+          failureKind,
           at: isoTime,
         })
         .nullable()

@@ -30,7 +30,7 @@ class GatedFailingSummarizer implements Summarizer {
   async summarize(): Promise<SummarizerOutcome> {
     this.calls++;
     await this.gate;
-    return { ok: false, reason: 'HTTP 500', calls: 1, promptTokens: 7, completionTokens: 0 };
+    return { ok: false, reason: 'HTTP 500', failureKind: 'endpoint_error', calls: 1, promptTokens: 7, completionTokens: 0 };
   }
 }
 
@@ -78,7 +78,8 @@ describe('compactions_total', () => {
       expect(answers.map((a) => a.outcome)).toEqual(['failed', 'failed', 'failed']);
       expect(answers.filter((a) => a.replayed)).toHaveLength(2);
       expect(published.map((e) => e.replayed).sort()).toEqual([false, true, true]);
-      expect(await compactionCounts(metrics)).toEqual({ 'command/failed/': 1 });
+      // a failed pass's reason label is its failureKind
+      expect(await compactionCounts(metrics)).toEqual({ 'command/failed/endpoint_error': 1 });
       // three model calls: one recorded with the failure (reply "failed": no summary was written from it, ncsummarizer A4), two thrown away by the passes that found it
       expect(await samples(metrics.summarizerCalls, ['origin', 'outcome', 'reply'])).toEqual({ 'command/failed/failed': 1, 'command/failed/discarded': 2 });
       expect(await samples(metrics.summarizerTokens, ['reply', 'type'])).toEqual({

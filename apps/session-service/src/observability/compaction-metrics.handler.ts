@@ -1,6 +1,6 @@
 /**
  * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
- * by origin, outcome and noop reason (DESIGN §3.6; an answer replaying an earlier decision is not a
+ * by origin, outcome and reason (a noop's reason, a failure's kind; DESIGN §3.6; an answer replaying an earlier decision is not a
  * pass, and a dry run is counted apart in `compaction_dry_runs_total`), and the automatic passes deferred by the
  * growth rule of DESIGN §3.5, and those put off for another replica's claim; and the summarizer calls every pass made, with their tokens, by what
  * became of their replies ({@link SummarizerReplyLabel}: used, failed or discarded; a reply the
@@ -8,6 +8,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
+import { compactionFailureKind } from '@lib/compaction';
 import { AutoCompactionClaimedElsewhere, AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, usageOf, type SummarizerUsage } from '@lib/session';
 import { ServiceMetrics } from './metrics';
 
@@ -29,7 +30,8 @@ export class CompactionMetricsHandler implements IEventHandler<
     // A dry run is a preview, not a pass: counted apart, so a dashboard of passes does not count previews.
     else if (event.dryRun) this.metrics.compactionDryRuns.inc({ outcome: event.outcome, reason: event.reason ?? '' });
     // A replayed answer is a decision counted when it was made (DESIGN §3.6: passes by outcome).
-    else if (!event.replayed) this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: event.reason ?? '' });
+    // reason: a noop's reason, a failure's kind (both closed sets: bounded cardinality), else empty.
+    else if (!event.replayed) this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: reasonLabel(event) });
   }
 
   /** Adds `usage` (when any) to the summarizer counters under `reply`. */
@@ -43,6 +45,15 @@ export class CompactionMetricsHandler implements IEventHandler<
     this.metrics.summarizerTokens.inc({ ...labels, type: 'prompt' }, usage.promptTokens);
     this.metrics.summarizerTokens.inc({ ...labels, type: 'completion' }, usage.completionTokens);
   }
+}
+
+/**
+ * The `reason` label of `compactions_total`: a noop's reason (`within-limit`, …), a failed pass's
+ * kind (one of `COMPACTION_FAILURE_KINDS`, `other` for a kind outside it; it was empty before
+ * 2026-12-04), empty for every other outcome. Two closed sets: the label's values stay bounded. Pure.
+ */
+export function reasonLabel(event: Pick<CompactionAnswered, 'outcome' | 'reason' | 'failedPass'>): string {
+  return event.outcome === 'failed' ? compactionFailureKind(event.failedPass?.failureKind) : (event.reason ?? '');
 }
 
 /**

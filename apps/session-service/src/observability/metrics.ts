@@ -164,7 +164,7 @@ export class ServiceMetrics {
   readonly compactions = counter(
     this.registry,
     'compactions_total',
-    'Compaction passes answered (not dry runs), by origin (command, auto), outcome and noop reason',
+    'Compaction passes answered (not dry runs), by origin (command, auto), outcome and reason (a noop: its reason; a failure: its failureKind; empty otherwise)',
     ['origin', 'outcome', 'reason'],
   );
   /** Dry runs answered (previews: nothing written), by the outcome the pass would have had and noop reason. */

@@ -84,12 +84,15 @@ export class RateLimitedWarnings {
     this.limiter = new LineLimiter(what, perWindow, windowMs);
   }
 
-  /** Writes `line` at warn unless this window's lines are spent; then counts it under `reason` (short, no client text). */
-  warn(line: string, reason: string): void {
+  /**
+   * Writes `line` at warn unless this window's lines are spent; then counts it under `reason` (short, no client text).
+   * With `fields`, the line is logged as an object, `{ ...fields, msg: line }`: with pino, JSON fields of the line beside its `msg`.
+   */
+  warn(line: string, reason: string, fields?: Readonly<Record<string, string | number | boolean>>): void {
     const now = Date.now();
     const { line: written, told, flushAt } = this.limiter.admit(now, reason);
     if (told) this.logger.warn(told);
-    if (written) this.logger.warn(line);
+    if (written) this.logger.warn(fields ? { ...fields, msg: line } : line);
     if (flushAt !== null) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.flush(), Math.max(0, flushAt - now));

@@ -1,11 +1,21 @@
 import { LineLimiter } from './rate-limited-lines';
-import { failedPassLine } from './summarizer-failure-log';
+import { CompactionAnswered } from '@lib/session';
+import { Logger } from '@nestjs/common';
+import { failedPassLine, SummarizerFailureLog } from './summarizer-failure-log';
+import { reasonLabel } from './compaction-metrics.handler';
 
 describe('failed compaction pass lines', () => {
   it('names session, tenant, compaction, origin, stage and reason, the session id quoted as input', () => {
     expect(
       failedPassLine(
-        { tenantId: 'acme', sessionId: 'a "b"\n', compactionId: 'c-1', stage: 'summarize', reason: 'rate limited: HTTP 429 after 2 retries' },
+        {
+          tenantId: 'acme',
+          sessionId: 'a "b"\n',
+          compactionId: 'c-1',
+          stage: 'summarize',
+          reason: 'rate limited: HTTP 429 after 2 retries',
+          failureKind: 'rate_limited',
+        },
         'auto',
       ),
     ).toBe(
@@ -28,5 +38,31 @@ describe('failed compaction pass lines', () => {
       told: '1 more compaction passes failed in the last 60 s, not logged one by one: 1 × HTTP 401',
       flushAt: null,
     });
+  });
+
+  it('logs the failure kind as a field of the line beside its message, keeps it for /health, and labels the metric with it', () => {
+    const logged: unknown[] = [];
+    const spy = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void logged.push(message));
+    const log = new SummarizerFailureLog();
+    try {
+      const pass = {
+        tenantId: 'default',
+        sessionId: 's1',
+        compactionId: 'c-9',
+        stage: 'summarize' as const,
+        reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401 (invalid_api_key); check OPENAI_API_KEY',
+        failureKind: 'credentials' as const,
+      };
+      const answered = new CompactionAnswered('auto', 'failed', undefined, false, false, pass);
+      log.handle(answered);
+      expect(logged).toEqual([{ msg: failedPassLine(pass, 'auto'), failureKind: 'credentials' }]);
+      expect(log.lastFailure()).toEqual({ reason: pass.reason, failureKind: 'credentials', at: expect.any(String) });
+      expect(reasonLabel(answered)).toBe('credentials');
+      expect(reasonLabel(new CompactionAnswered('auto', 'noop', 'within-limit', false))).toBe('within-limit');
+      expect(reasonLabel(new CompactionAnswered('command', 'compacted', undefined, false))).toBe('');
+    } finally {
+      log.onModuleDestroy();
+      spy.mockRestore();
+    }
   });
 });

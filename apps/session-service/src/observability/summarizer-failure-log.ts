@@ -6,7 +6,9 @@
  *   `compaction pass failed: session "s1" (tenant "default"), compaction <id>, origin auto, stage summarize: the model endpoint rejected the credentials: HTTP 401`
  *
  * The reason is the summarizer's, built from the fault's kind and HTTP status (never message text,
- * never a key). Rate-limited, since a storm (a wrong key under many sessions) could flood the log
+ * never a key). The line carries the same failure's kind (`COMPACTION_FAILURE_KINDS`) as a field of
+ * its own, `failureKind` (a JSON field beside `msg`: `{"msg":"compaction pass failed: …","failureKind":"credentials",…}`),
+ * for log queries and alerts that should not parse the reason. Rate-limited, since a storm (a wrong key under many sessions) could flood the log
  * ({@link RateLimitedWarnings}): at most 10 lines per 60 s; the failures past that
  * are counted and told in one line when the window ends (`… more compaction passes failed in the
  * last 60 s, not logged one by one: 412 × the model endpoint rejected the credentials: HTTP 401`).
@@ -14,13 +16,14 @@
  */
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
-import { quoteInput } from '@lib/compaction';
+import { quoteInput, type CompactionFailureKind } from '@lib/compaction';
 import { CompactionAnswered, type FailedPass } from '@lib/session';
 import { RateLimitedWarnings } from './rate-limited-lines';
 
-/** The last failed pass this process saw, for `/health`: its reason and when (ISO-8601). */
+/** The last failed pass this process saw, for `/health`: its reason, its kind and when (ISO-8601). */
 export interface LastSummarizerFailure {
   reason: string;
+  failureKind: CompactionFailureKind;
   at: string;
 }
 
@@ -39,8 +42,8 @@ export class SummarizerFailureLog implements IEventHandler<CompactionAnswered>, 
   handle(event: CompactionAnswered): void {
     const pass = event.failedPass;
     if (!pass) return;
-    this.last = { reason: pass.reason, at: new Date().toISOString() };
-    this.lines.warn(failedPassLine(pass, event.origin), pass.reason);
+    this.last = { reason: pass.reason, failureKind: pass.failureKind, at: new Date().toISOString() };
+    this.lines.warn(failedPassLine(pass, event.origin), pass.reason, { failureKind: pass.failureKind });
   }
 
   /** The last failed pass this process saw (null before any). */

@@ -29,7 +29,8 @@ export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal)
     async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
       const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
       const outcome = await summarizer.summarize(request, { ...options, signal });
-      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON, interrupted: 'shutdown' };
+      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted)
+        return { ...outcome, reason: SHUTDOWN_ABORT_REASON, failureKind: 'aborted', interrupted: 'shutdown' };
       return outcome;
     },
   };

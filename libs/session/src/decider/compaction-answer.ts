@@ -1,7 +1,14 @@
 /**
  * The answer to a compaction (DESIGN §3.6), built in one place from how the pass concluded.
  */
-import { triggerFigures, type CompactionPlan, type CompactionResult, type NoopReason, type SummaryBudgetUse } from '@lib/compaction';
+import {
+  triggerFigures,
+  type CompactionFailureKind,
+  type CompactionPlan,
+  type CompactionResult,
+  type NoopReason,
+  type SummaryBudgetUse,
+} from '@lib/compaction';
 import { costedWindow, orderedWindow, windowTokens, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import {
   COMPACTION_COMPLETED,
@@ -57,8 +64,12 @@ export interface CompactionAnswer {
   recorded: boolean;
   /** True when this answer is a decision recorded earlier for the same unchanged input. */
   replayed?: boolean;
-  /** Present when outcome is `failed`. */
-  failure?: { stage: 'summarize'; reason: string };
+  /**
+   * Present when outcome is `failed`: why (`reason`, for people) and the same as a kind of the closed set
+   * `COMPACTION_FAILURE_KINDS` (`failureKind`, for automation; null only when a replayed failure was
+   * recorded before failures carried it).
+   */
+  failure?: { stage: 'summarize'; reason: string; failureKind: CompactionFailureKind | null };
   /** Present when outcome is `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`). */
   reason?: NoopReason['reason'];
   /** With reason `open-tool-call`: the call that held the cut back. */
@@ -261,7 +272,9 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...(position >= 0n ? { position: position.toString() } : {}),
         ...common,
         recorded: true,
-        ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
+        ...(result.outcome === 'failed'
+          ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed', failureKind: result.failureKind ?? 'other' } }
+          : {}),
         ...(result.outcome === 'noop' && decision.noop ? noopFields(decision.noop) : {}),
         ...(result.outcome === 'compacted' || result.outcome === 'noop' ? stillFiring(command.trigger, decision.after, decision.rebased) : {}),
         ...(decision.summarizer ? { summarizer: decision.summarizer } : {}),
@@ -290,7 +303,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...(recorded.noop ? noopFields(recorded.noop) : {}),
         ...(failure
           ? {
-              failure: { stage: 'summarize' as const, reason: failure.reason },
+              failure: { stage: 'summarize' as const, reason: failure.reason, failureKind: failure.failureKind ?? null },
               ...(failure.summarizer ? { summarizer: recordedSummarizer(failure.summarizer) } : {}),
             }
           : { ...decision?.stillFiring, ...(decision?.summarizer ? { summarizer: recordedSummarizer(decision.summarizer) } : {}) }),

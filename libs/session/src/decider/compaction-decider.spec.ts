@@ -302,6 +302,51 @@ describe('compaction: a failed summary (DESIGN §3.7)', () => {
   });
 });
 
+describe('compaction: a failure records its kind beside its reason (failureKind)', () => {
+  const failedData = (events: readonly EventData[]) => dataOf<CompactionFailedData>(events, COMPACTION_FAILED);
+
+  it("records the summarizer's kind in CompactionFailed and answers it with the reason", () => {
+    const reason = 'the model endpoint rejected the credentials: HTTP 401 (invalid_api_key); check OPENAI_API_KEY';
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(2)), () => summaryFailure(reason, 'credentials')))
+      .then(({ events, answer }) => {
+        expect(failedData(events)).toMatchObject({ stage: 'summarize', reason: `summarizer failed: ${reason}`, failureKind: 'credentials' });
+        expect(answer.failure).toEqual({ stage: 'summarize', reason: `summarizer failed: ${reason}`, failureKind: 'credentials' });
+      });
+  });
+
+  it('a blank reply is invalid_reply; a summarizer naming no kind, or one outside the closed set, is other', () => {
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(2)), () => summaryText(' \n ')))
+      .then(({ events, answer }) => {
+        expect(failedData(events).failureKind).toBe('invalid_reply');
+        expect(answer.failure?.failureKind).toBe('invalid_reply');
+      });
+    for (const outcome of [summaryFailure('model down'), { ...summaryFailure('model down'), failureKind: 'quota' as never }])
+      given(...threeTurns)
+        .when(compact(compactCommand(summarizing(2)), () => outcome))
+        .then(({ events }) => expect(failedData(events).failureKind).toBe('other'));
+  });
+
+  it('a command delivered again answers the recorded kind; a failure recorded before failures carried one answers null', () => {
+    const delivered = compactCommand(summarizing(2), { commandId: 'msg-kind' });
+    const failedOnce = compact(delivered, () => summaryFailure('timed out after 200 ms per attempt (0 retries)', 'timeout'))(stateOf(threeTurns));
+    given(...threeTurns, ...recorded(failedOnce.events))
+      .when(compact(delivered))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'failed', replayed: true, failure: { stage: 'summarize', failureKind: 'timeout' } });
+      });
+    // the same decision as an older build recorded it: no failureKind in its data
+    const older = recorded(failedOnce.events).map((e) =>
+      e.type === COMPACTION_FAILED ? { ...e, data: Object.fromEntries(Object.entries(e.data as object).filter(([k]) => k !== 'failureKind')) } : e,
+    );
+    given(...threeTurns, ...older)
+      .when(compact(delivered))
+      .then(({ answer }) => expect(answer).toMatchObject({ outcome: 'failed', replayed: true, failure: { stage: 'summarize', failureKind: null } }));
+  });
+});
+
 describe('compaction: replay and idempotent ids (DESIGN §4)', () => {
   const command = compactCommand(summarizing(2));
   const failed = compact(command, () => summaryFailure('timeout'))(stateOf(threeTurns));

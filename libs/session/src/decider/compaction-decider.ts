@@ -417,7 +417,12 @@ export function decideCompaction(
 ): CompactionDecision {
   const { compactionId, plan } = pass;
   const key = sessionKey(command.tenantId, command.sessionId);
-  const reply: SummaryReply | undefined = summary ? (summary.ok ? { text: summary.text } : { failure: summary.reason }) : undefined;
+  // the failure's kind goes with its reason: the summarizer chose both
+  const reply: SummaryReply | undefined = summary
+    ? summary.ok
+      ? { text: summary.text }
+      : { failure: summary.reason, ...(summary.failureKind !== undefined ? { failureKind: summary.failureKind } : {}) }
+    : undefined;
   const estimator = getEstimator(command.estimator);
   const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId: summaryIdFor(compactionId), estimator } : { estimator });
   const summarizer = decisionSummarizer(context.summarizer, summary && usageOf(summary), context.discarded);
@@ -466,6 +471,7 @@ export function decideCompaction(
       ...common,
       stage: 'summarize',
       reason: result.failureReason ?? 'summarizer failed',
+      failureKind: result.failureKind ?? 'other',
       // aborted by the service's shutdown: recorded, but not counted by the backoff
       ...(summary && !summary.ok && summary.interrupted ? { interrupted: summary.interrupted } : {}),
       ...(summarizer ? { summarizer } : {}),

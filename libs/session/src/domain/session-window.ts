@@ -7,7 +7,15 @@
  * summaries first, own revision), where a conversation event's anchor is its own revision and a
  * summary's anchor is the revision of the event it was inserted before.
  */
-import { pairToolCalls, withTextField, type CostedEvent, type NoopReason, type SessionEvent } from '@lib/compaction';
+import {
+  compactionFailureKind,
+  pairToolCalls,
+  withTextField,
+  type CompactionFailureKind,
+  type CostedEvent,
+  type NoopReason,
+  type SessionEvent,
+} from '@lib/compaction';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -127,7 +135,7 @@ export interface RecordedCompaction {
   tokensAfter: number;
   tokensEstimatedSaved: number;
   /** For a failed decision: what it archived (superseded system messages only), why it failed and which summarizer failed. */
-  failure?: { archivedIds: string[]; reason: string; summarizer?: SummarizerIdentity; interrupted?: 'shutdown' };
+  failure?: { archivedIds: string[]; reason: string; failureKind?: CompactionFailureKind; summarizer?: SummarizerIdentity; interrupted?: 'shutdown' };
   /** For a recorded noop: why nothing was archived. */
   noop?: NoopReason;
   /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
@@ -147,6 +155,7 @@ export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction 
     const failure = {
       archivedIds: data.archivedIds,
       reason: data.reason,
+      ...(data.failureKind !== undefined ? { failureKind: compactionFailureKind(data.failureKind) } : {}),
       ...(data.summarizer ? { summarizer: data.summarizer } : {}),
       ...(data.interrupted ? { interrupted: data.interrupted } : {}),
     };

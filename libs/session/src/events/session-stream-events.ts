@@ -6,7 +6,16 @@
  * *client* ids (free-form strings such as `u1`); the store's UUID is derived from
  * (sessionId, client id) by {@link storeEventId}.
  */
-import type { CompactionOutcome, NoopReason, SessionEvent, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
+import {
+  compactionFailureKind,
+  type CompactionFailureKind,
+  type CompactionOutcome,
+  type NoopReason,
+  type SessionEvent,
+  type Strategy,
+  type SummaryBudgetUse,
+  type Trigger,
+} from '@lib/compaction';
 import type { RequestedBy } from './requested-by';
 
 /** Estimator names whose costs are stored with each conversation event. */
@@ -218,6 +227,13 @@ export interface CompactionFailedData {
   stage: 'summarize' | 'append';
   reason: string;
   /**
+   * The same failure as a stable, machine-readable kind of the closed set `COMPACTION_FAILURE_KINDS`
+   * (`credentials`, `rate_limited`, `timeout`, `invalid_reply`, …; see `failure-kind.ts` of
+   * `@lib/compaction`), chosen with the reason by the summarizer that failed. Absent on failures
+   * recorded before it was (2026-12-04): read it with {@link recordedFailureKind}.
+   */
+  failureKind?: CompactionFailureKind;
+  /**
    * `shutdown`: the summarizer call was aborted because the service shut down (at half of its
    * shutdown bound), not failed by the model: the session's `consecutiveFailures` (the
    * auto-compaction backoff) does not count this decision. Absent on every other failure, and on
@@ -251,6 +267,15 @@ export interface CompactionFailedData {
   estimator: EstimatorName;
   paramsKey: string;
   checkpoint: SessionSnapshot;
+}
+
+/**
+ * The `failureKind` a `CompactionFailed` recorded: null for a failure recorded before failures
+ * carried one; a value outside the closed set (a later build's) reads as `other`, so every
+ * reader answers a kind of `COMPACTION_FAILURE_KINDS` or null. Pure.
+ */
+export function recordedFailureKind(data: Pick<CompactionFailedData, 'failureKind'>): CompactionFailureKind | null {
+  return data.failureKind === undefined || data.failureKind === null ? null : compactionFailureKind(data.failureKind);
 }
 
 /** The window figures of a recorded compaction decision, in the unit of its estimator (see {@link decisionFigures}). */

@@ -4,6 +4,7 @@
  * `EXTRACTIVE_SUMMARIZER_MODEL`) in every decision it makes.
  */
 import { EXTRACTIVE_SUMMARIZER_MODEL, type ExtractiveSummaryOptions, type SummaryRequest } from '@lib/compaction';
+import { CountingTimeoutError, CountingTooCostlyError } from '../errors';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
 
@@ -13,7 +14,8 @@ export type ExtractiveSummarizerOptions = ExtractiveSummaryOptions;
 /**
  * Wraps `extractiveSummary` as a {@link Summarizer}. Each call counts as one call with zero
  * prompt and completion tokens. A blank result (nothing extractable) resolves to `ok: false`
- * (§3.7: a blank summary is a failure); so does an exception (reason names its class only).
+ * (§3.7: a blank summary is a failure, kind `invalid_reply`); so does an exception (reason names its class only;
+ * kind `timeout` past the worker's deadline, else `other`), and an aborted call (`aborted`).
  * With `options.estimator`, the summary is kept within `request.maxSummaryTokens` (see
  * `extractiveSummary`); with `options.maxTextLength`, its text never has more characters than that
  * (it is passed as `extractiveSummary`'s hard bound `maxLength`), so it is never refused as too
@@ -28,7 +30,7 @@ export class ExtractiveSummarizer implements Summarizer {
 
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 1, promptTokens: 0, completionTokens: 0 };
-    if (options.signal?.aborted) return { ok: false, reason: 'aborted', ...usage };
+    if (options.signal?.aborted) return { ok: false, reason: 'aborted', failureKind: 'aborted', ...usage };
     let text: string;
     try {
       text = await sharedTokenCountingPool().extractiveSummary(request, {
@@ -38,10 +40,12 @@ export class ExtractiveSummarizer implements Summarizer {
         ...(options.maxTextLength !== undefined ? { maxLength: Math.min(options.maxTextLength, this.options?.maxLength ?? Infinity) } : {}),
       });
     } catch (err) {
-      return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, ...usage };
+      // past the worker's deadline (COUNTING_DEADLINE_MS): a timeout; anything else is the summarizer's own error
+      const failureKind = err instanceof CountingTimeoutError || err instanceof CountingTooCostlyError ? 'timeout' : 'other';
+      return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, failureKind, ...usage };
     }
     const trimmed = typeof text === 'string' ? text.trim() : '';
-    if (trimmed.length === 0) return { ok: false, reason: 'blank reply: the extractive summary is empty', ...usage };
+    if (trimmed.length === 0) return { ok: false, reason: 'blank reply: the extractive summary is empty', failureKind: 'invalid_reply', ...usage };
     return { ok: true, text: trimmed, ...usage };
   }
 }

@@ -9,11 +9,20 @@ import {
   type SessionEvent,
   type SummaryRequest,
 } from '@lib/compaction';
-import { FakeOpenAiServer, type FakeFault } from '../../../../test/support/fake-openai-server';
+import { FakeOpenAiServer, type FakeFault, type FakeOutcome } from '../../../../test/support/fake-openai-server';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
 import { summarizerFromEnv } from './summarizer-config';
 
 const API_KEY = 'sk-test-DO-NOT-LEAK-1234567890';
+
+/** One fault case of the failure-kind table: what the endpoint answers (or none: unreachable) and the call's settings. */
+interface FakeBehaviourCase {
+  fault?: FakeOutcome;
+  unreachable?: boolean;
+  maxRetries?: number;
+  timeoutMs?: number;
+  maxTextLength?: number;
+}
 const SYSTEM_PROMPT = 'You write recaps.';
 const STORED_SYSTEM = 'STORED-SYSTEM-MESSAGE-TEXT';
 
@@ -612,6 +621,55 @@ describe('OpenAiSummarizer against the fake server', () => {
       reason: 'the last attempt could not connect to the model endpoint (1 attempt before it reached it; connection error, 1 retry)',
       calls: 1,
       retries: 0,
+    });
+  });
+
+  // A failed pass carries a machine-readable kind beside its reason, chosen with it (COMPACTION_FAILURE_KINDS).
+  describe('names the kind of every fault beside its reason (failureKind)', () => {
+    const cases: Array<[string, FakeBehaviourCase, RegExp, string]> = [
+      ['HTTP 401 (a wrong key)', { fault: { fault: 'status401' } }, /rejected the credentials: HTTP 401/, 'credentials'],
+      ['HTTP 404 (no such model or route)', { fault: { fault: 'status404' } }, /HTTP 404 .*check SUMMARIZER_MODEL/, 'model_not_found'],
+      ['HTTP 400 with the code model_not_found', { fault: { fault: 'status400', code: 'model_not_found' } }, /HTTP 400 \(model_not_found\)/, 'model_not_found'],
+      ['HTTP 400 (another 4xx)', { fault: { fault: 'status400', code: 'context_length_exceeded' } }, /rejected the request: HTTP 400/, 'request_rejected'],
+      ['HTTP 429 after the retries', { fault: { fault: 'status429', retryAfterSeconds: 0 } }, /^rate limited: HTTP 429/, 'rate_limited'],
+      ['HTTP 429 asking to wait an hour', { fault: { fault: 'status429', retryAfterSeconds: 3600 }, maxRetries: 1 }, /asked to wait 3600 s/, 'rate_limited'],
+      ['HTTP 500 after the retries', { fault: { fault: 'status500' } }, /^model endpoint error: HTTP 500/, 'endpoint_error'],
+      ['a timeout', { fault: { fault: 'timeout' }, timeoutMs: 200 }, /^timed out after 200 ms/, 'timeout'],
+      ['an unreachable endpoint', { unreachable: true }, /^could not reach the model endpoint/, 'unreachable'],
+      ['a connection reset after the request was sent', { fault: { fault: 'reset' } }, /failed after the request was sent/, 'connection_lost'],
+      ['a connection lost while the answer arrived', { fault: { fault: 'reset-mid-answer' } }, /lost while its answer arrived/, 'connection_lost'],
+      ['a blank reply', { fault: { fault: 'blank' } }, /^blank reply/, 'invalid_reply'],
+      ['an empty reply', { fault: { fault: 'blank', text: '' } }, /^blank reply: empty/, 'invalid_reply'],
+      ['malformed JSON', { fault: { fault: 'malformed-json' } }, /^malformed JSON in the model reply$/, 'invalid_reply'],
+      ['a reply without choices', { fault: { fault: 'no-choices' } }, /no choices/, 'invalid_reply'],
+      ['a reply cut off at the output limit', { fault: { reply: 'A recap cut', finishReason: 'length' } }, /finish_reason length/, 'invalid_reply'],
+      ['a reply longer than maxTextLength', { fault: 'x'.repeat(50), maxTextLength: 10 }, /^reply longer than/, 'invalid_reply'],
+      ['a refusal', { fault: { fault: 'refusal' } }, /message\.refusal/, 'refused'],
+      ['a content filter stop', { fault: { fault: 'content-filter' } }, /content_filter/, 'refused'],
+    ];
+    it.each(cases)('%s', async (_what, c, reason, kind) => {
+      if (c.unreachable) await server.close();
+      else server.setDefault(c.fault!);
+      const outcome = await summarizer({ maxRetries: c.maxRetries ?? 0, timeoutMs: c.timeoutMs ?? 5000 }).summarize(
+        request(3),
+        c.maxTextLength ? { maxTextLength: c.maxTextLength } : {},
+      );
+      expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(reason), failureKind: kind });
+    });
+
+    it("an abort, and a call the endpoint's pause stops (no call made)", async () => {
+      const controller = new AbortController();
+      controller.abort();
+      expect(await summarizer().summarize(request(3), { signal: controller.signal })).toMatchObject({ ok: false, reason: 'aborted', failureKind: 'aborted' });
+      server.setDefault({ fault: 'status429', retryAfterSeconds: 3600 });
+      const s = summarizer();
+      expect(await s.summarize(request(3))).toMatchObject({ ok: false, failureKind: 'rate_limited' });
+      expect(await s.summarize(request(3))).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/paused .* no call made$/),
+        failureKind: 'rate_limited',
+        calls: 0,
+      });
     });
   });
 

@@ -29,8 +29,9 @@
  * event may hold, `replyLengthRefusal`), an intermediate chunk's reply included: the pass fails at
  * the first one, before it is carried into the next call.
  *
- * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
- * fault's kind and HTTP status only (never message text, never the API key). Timeouts,
+ * Faults never throw: they resolve to `{ ok: false, reason, failureKind }` with a reason built from the
+ * fault's kind and HTTP status only (never message text, never the API key), and its kind of the
+ * closed set `COMPACTION_FAILURE_KINDS` chosen with it ({@link describeCallError}, `readReply`). Timeouts,
  * 408/409/429/5xx and connection errors are retried (`maxRetries`) by {@link withRetries}, as the
  * `openai` client would (exponential backoff, `Retry-After` / `retry-after-ms` honoured), except
  * that a wait the endpoint asks for over 60 s or `timeoutMs`, whichever is longer, fails the call at
@@ -43,6 +44,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type OpenAI from 'openai';
 import {
   buildSummarizerMessages,
+  type CompactionFailureKind,
   getEstimator,
   JOIN_SLACK,
   runningSummaryLengthLimit,
@@ -53,6 +55,7 @@ import {
 } from '@lib/compaction';
 import { answeredModelName, mergeAnsweredModels } from '../decider/summarizer-spend';
 import { replyRefusal } from '../domain/reply-refusal';
+import { CountingTimeoutError, CountingTooCostlyError } from '../errors';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 import { callSignal } from './call-signal';
@@ -192,7 +195,7 @@ export class OpenAiSummarizer implements Summarizer {
         pending = await this.plan(request, 0);
       }
     } catch (err) {
-      return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
+      return { ok: false, ...planFailure(err), ...usage };
     }
     const chunked = pending.length > 1;
     let running: string | null = null;
@@ -235,7 +238,8 @@ export class OpenAiSummarizer implements Summarizer {
       } catch (err) {
         // attempts that reached the endpoint are calls, none of them with usage reported
         addAttempts(usage, attempts, null);
-        return { ok: false, reason: prefix + this.describeError(err, attempts), ...usage };
+        const failure = describeCallError(err, attempts, this.settings);
+        return { ok: false, reason: prefix + failure.reason, failureKind: failure.failureKind, ...usage };
       } finally {
         call.release();
       }
@@ -244,10 +248,10 @@ export class OpenAiSummarizer implements Summarizer {
       const answered = answeredModelName((completion as { model?: unknown } | null)?.model);
       if (answered !== null) usage.answeredModels = mergeAnsweredModels(usage.answeredModels, [answered]);
       const read = readReply(completion);
-      if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
+      if ('reason' in read) return { ok: false, reason: prefix + read.reason, failureKind: read.failureKind, ...usage };
       // a reply no event could hold (not valid Unicode, too long) is unusable, the running summary of a chunk included: it fails here, never carried on nor stored
       const refused = replyRefusal(read.text, options.maxTextLength);
-      if (refused) return { ok: false, reason: prefix + refused, ...usage };
+      if (refused) return { ok: false, reason: prefix + refused, failureKind: 'invalid_reply', ...usage };
       running = read.text;
       const rest = pending.slice(1);
       if (rest.length === 0) break;
@@ -266,7 +270,7 @@ export class OpenAiSummarizer implements Summarizer {
       try {
         replanned = await this.plan(next, reserved);
       } catch (err) {
-        return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
+        return { ok: false, ...planFailure(err), ...usage };
       }
       // A reply too long to go whole into the next call beside some of what it must fold in is
       // never cut, nor split and folded again (a model whose replies do not shrink would never
@@ -279,6 +283,7 @@ export class OpenAiSummarizer implements Summarizer {
         return {
           ok: false,
           reason: `${prefix}reply too long to carry into the next call whole (${units}, input bound ${this.settings.maxInputTokens})`,
+          failureKind: 'invalid_reply',
           ...usage,
         };
       }
@@ -305,67 +310,105 @@ export class OpenAiSummarizer implements Summarizer {
   private longestRetryWaitMs(): number {
     return Math.max(RETRY_WAIT_FLOOR_MS, this.settings.timeoutMs);
   }
+}
 
-  /**
-   * A reason for a thrown error: its kind and status, never its message (which may echo input).
-   * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
-   * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
-   * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
-   * attempt could not connect` when an earlier one did. A call the endpoint's pause stopped says
-   * `no call made` when it made no attempt, `not retried` when it did. A fault a setting fixes
-   * names it (newcomer ncllmfaults F9): 401/403 `; check OPENAI_API_KEY`, 404 or the code
-   * `model_not_found` `; check SUMMARIZER_MODEL and OPENAI_BASE_URL`, no attempt connected `; check
-   * OPENAI_BASE_URL and that the endpoint is up`, a timeout `; SUMMARIZER_TIMEOUT_MS sets the wait`.
-   */
-  private describeError(err: unknown, attempts: AttemptLedger): string {
-    const { timeoutMs, maxRetries } = this.settings;
-    const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
-    const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
-    if (err instanceof RetryWaitTooLongError) {
-      const status = err.failure instanceof APIError && typeof err.failure.status === 'number' ? err.failure.status : undefined;
-      const code =
-        err.failure instanceof APIError && typeof err.failure.code === 'string' && KNOWN_ERROR_CODES.has(err.failure.code) ? ` (${err.failure.code})` : '';
-      const what = status === 429 ? `rate limited: HTTP 429${code}` : `model endpoint error: HTTP ${status ?? 'error'}${code}`;
-      const seconds = Math.ceil(err.waitMs / 1000);
-      const bound = Math.ceil(err.maxWaitMs / 1000);
-      return `${what}; the endpoint asked to wait ${seconds} s before a retry (Retry-After), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`;
-    }
-    if (err instanceof EndpointPausedError) {
-      const left = Math.ceil(err.remainingMs / 1000);
-      const bound = Math.ceil(err.maxWaitMs / 1000);
-      const outcome = attempts.made === 0 ? 'no call made' : 'not retried';
-      return `rate limited: every call to the model endpoint is paused after its HTTP 429 for ${left} s more, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`;
-    }
-    if (err instanceof APIUserAbortError) return 'aborted';
-    if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries}); SUMMARIZER_TIMEOUT_MS sets the wait`;
-    if (err instanceof APIConnectionError) {
-      if (errorName(err.cause) === REPLY_CUT_OFF)
-        return `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`;
-      // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
-      if (attempts.reached === 0) return `could not reach the model endpoint (connection error, ${retries}); check OPENAI_BASE_URL and that the endpoint is up`;
-      if (neverConnected(err))
-        return `the last attempt could not connect to the model endpoint (${attemptsText(attempts.reached)} before it reached it; connection error, ${retries})`;
-      return `the connection to the model endpoint failed after the request was sent (connection error, ${retries})`;
-    }
-    if (err instanceof APIError) {
-      const status = typeof err.status === 'number' ? err.status : undefined;
-      const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
-      if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
-      if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}; check OPENAI_API_KEY`;
-      if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
-        return `model endpoint error: HTTP ${status}${code} after ${retries}`;
-      if (typeof status === 'number') {
-        // no such model or route: the settings that name them
-        const hint = status === 404 || err.code === 'model_not_found' ? '; check SUMMARIZER_MODEL and OPENAI_BASE_URL' : '';
-        return `model endpoint rejected the request: HTTP ${status}${code}${hint}`;
-      }
-      return `model endpoint error${code}`;
-    }
-    const name = errorName(err);
-    if (name === 'SyntaxError') return 'malformed JSON in the model reply';
-    if (name === 'AbortError') return 'aborted';
-    return `unexpected error: ${errorName(err)}`;
+/** A failed call's reason (human-readable, never message text nor a key) and its kind, chosen together. */
+export interface SummarizerFailure {
+  reason: string;
+  failureKind: CompactionFailureKind;
+}
+
+/** The failure of a chunk plan that threw: `timeout` past the worker's deadline, else `other`. */
+function planFailure(err: unknown): SummarizerFailure {
+  const failureKind = err instanceof CountingTimeoutError || err instanceof CountingTooCostlyError ? 'timeout' : 'other';
+  return { reason: `could not split the input into chunks: ${errorName(err)}`, failureKind };
+}
+
+/**
+ * The reason and kind of a chat-completions call that threw (after its retries), the one place
+ * both are chosen, so they never disagree: its kind and status, never its message (which may echo input).
+ * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
+ * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
+ * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
+ * attempt could not connect` when an earlier one did. A call the endpoint's pause stopped says
+ * `no call made` when it made no attempt, `not retried` when it did. A fault a setting fixes
+ * names it (newcomer ncllmfaults F9): 401/403 `; check OPENAI_API_KEY`, 404 or the code
+ * `model_not_found` `; check SUMMARIZER_MODEL and OPENAI_BASE_URL`, no attempt connected `; check
+ * OPENAI_BASE_URL and that the endpoint is up`, a timeout `; SUMMARIZER_TIMEOUT_MS sets the wait`.
+ * Kinds (`COMPACTION_FAILURE_KINDS`): 401/403 `credentials`; 404 or `model_not_found`
+ * `model_not_found`; 429, a too-long wait after a 429 and the endpoint's pause `rate_limited`; a
+ * timeout `timeout`; the last attempt not connected `unreachable`; a connection lost after the
+ * request was sent or while the answer arrived `connection_lost`; 5xx, 408, 409 (a too-long wait
+ * after one too) and an error without a status `endpoint_error`; other statuses
+ * `request_rejected`; malformed JSON `invalid_reply`; an abort `aborted`; anything else `other`.
+ * Pure but for loading the `openai` package's classes.
+ */
+export function describeCallError(
+  err: unknown,
+  attempts: Pick<AttemptLedger, 'made' | 'reached'>,
+  settings: { timeoutMs: number; maxRetries: number },
+): SummarizerFailure {
+  const { timeoutMs, maxRetries } = settings;
+  const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
+  const failed = (failureKind: CompactionFailureKind, reason: string): SummarizerFailure => ({ reason, failureKind });
+  const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
+  if (err instanceof RetryWaitTooLongError) {
+    const status = err.failure instanceof APIError && typeof err.failure.status === 'number' ? err.failure.status : undefined;
+    const code =
+      err.failure instanceof APIError && typeof err.failure.code === 'string' && KNOWN_ERROR_CODES.has(err.failure.code) ? ` (${err.failure.code})` : '';
+    const what = status === 429 ? `rate limited: HTTP 429${code}` : `model endpoint error: HTTP ${status ?? 'error'}${code}`;
+    const seconds = Math.ceil(err.waitMs / 1000);
+    const bound = Math.ceil(err.maxWaitMs / 1000);
+    return failed(
+      status === 429 ? 'rate_limited' : 'endpoint_error',
+      `${what}; the endpoint asked to wait ${seconds} s before a retry (Retry-After), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`,
+    );
   }
+  if (err instanceof EndpointPausedError) {
+    const left = Math.ceil(err.remainingMs / 1000);
+    const bound = Math.ceil(err.maxWaitMs / 1000);
+    const outcome = attempts.made === 0 ? 'no call made' : 'not retried';
+    return failed(
+      'rate_limited',
+      `rate limited: every call to the model endpoint is paused after its HTTP 429 for ${left} s more, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`,
+    );
+  }
+  if (err instanceof APIUserAbortError) return failed('aborted', 'aborted');
+  if (err instanceof APIConnectionTimeoutError)
+    return failed('timeout', `timed out after ${timeoutMs} ms per attempt (${retries}); SUMMARIZER_TIMEOUT_MS sets the wait`);
+  if (err instanceof APIConnectionError) {
+    if (errorName(err.cause) === REPLY_CUT_OFF)
+      return failed('connection_lost', `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`);
+    // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
+    if (attempts.reached === 0)
+      return failed('unreachable', `could not reach the model endpoint (connection error, ${retries}); check OPENAI_BASE_URL and that the endpoint is up`);
+    if (neverConnected(err))
+      return failed(
+        'unreachable',
+        `the last attempt could not connect to the model endpoint (${attemptsText(attempts.reached)} before it reached it; connection error, ${retries})`,
+      );
+    return failed('connection_lost', `the connection to the model endpoint failed after the request was sent (connection error, ${retries})`);
+  }
+  if (err instanceof APIError) {
+    const status = typeof err.status === 'number' ? err.status : undefined;
+    const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
+    if (status === 429) return failed('rate_limited', `rate limited: HTTP 429${code} after ${retries}`);
+    if (status === 401 || status === 403)
+      return failed('credentials', `the model endpoint rejected the credentials: HTTP ${status}${code}; check OPENAI_API_KEY`);
+    if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
+      return failed('endpoint_error', `model endpoint error: HTTP ${status}${code} after ${retries}`);
+    if (typeof status === 'number') {
+      // no such model or route: the settings that name them
+      if (status === 404 || err.code === 'model_not_found')
+        return failed('model_not_found', `model endpoint rejected the request: HTTP ${status}${code}; check SUMMARIZER_MODEL and OPENAI_BASE_URL`);
+      return failed('request_rejected', `model endpoint rejected the request: HTTP ${status}${code}`);
+    }
+    return failed('endpoint_error', `model endpoint error${code}`);
+  }
+  const name = errorName(err);
+  if (name === 'SyntaxError') return failed('invalid_reply', 'malformed JSON in the model reply');
+  if (name === 'AbortError') return failed('aborted', 'aborted');
+  return failed('other', `unexpected error: ${errorName(err)}`);
 }
 
 /**
@@ -428,26 +471,27 @@ export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set([
   'timeout',
 ]);
 
-/** Reads the reply text, or the reason it is unusable (no choices, refusal, filter, blank). */
-function readReply(completion: unknown): { text: string } | { reason: string } {
-  if (!completion || typeof completion !== 'object') return { reason: 'malformed reply: not a JSON object' };
+/** Reads the reply text, or the reason it is unusable (no choices, refusal, filter, blank) with its kind (`refused` or `invalid_reply`). */
+function readReply(completion: unknown): { text: string } | SummarizerFailure {
+  const invalid = (reason: string): SummarizerFailure => ({ reason, failureKind: 'invalid_reply' });
+  if (!completion || typeof completion !== 'object') return invalid('malformed reply: not a JSON object');
   const choices = (completion as { choices?: unknown }).choices;
-  if (!Array.isArray(choices) || choices.length === 0) return { reason: 'malformed reply: no choices' };
+  if (!Array.isArray(choices) || choices.length === 0) return invalid('malformed reply: no choices');
   const choice = choices[0] as { finish_reason?: unknown; message?: { content?: unknown; refusal?: unknown } } | null;
   if (!choice || typeof choice !== 'object' || !choice.message || typeof choice.message !== 'object') {
-    return { reason: 'malformed reply: choices[0].message missing' };
+    return invalid('malformed reply: choices[0].message missing');
   }
   if (typeof choice.message.refusal === 'string' && choice.message.refusal.length > 0) {
-    return { reason: 'the model refused to summarize (message.refusal set)' };
+    return { reason: 'the model refused to summarize (message.refusal set)', failureKind: 'refused' };
   }
-  if (choice.finish_reason === 'content_filter') return { reason: 'the model refused to summarize (finish_reason content_filter)' };
+  if (choice.finish_reason === 'content_filter') return { reason: 'the model refused to summarize (finish_reason content_filter)', failureKind: 'refused' };
   // a reply cut off by the endpoint's output limit lost its end (work in progress, next step): never used as a summary
-  if (choice.finish_reason === 'length') return { reason: 'reply cut off at the output token limit (finish_reason length)' };
+  if (choice.finish_reason === 'length') return invalid('reply cut off at the output token limit (finish_reason length)');
   const content = choice.message.content;
-  if (content === null || content === undefined) return { reason: 'blank reply: message content is null' };
-  if (typeof content !== 'string') return { reason: 'malformed reply: message content is not a string' };
+  if (content === null || content === undefined) return invalid('blank reply: message content is null');
+  if (typeof content !== 'string') return invalid('malformed reply: message content is not a string');
   const text = content.trim();
-  if (text.length === 0) return { reason: content.length === 0 ? 'blank reply: empty message content' : 'blank reply: whitespace-only message content' };
+  if (text.length === 0) return invalid(content.length === 0 ? 'blank reply: empty message content' : 'blank reply: whitespace-only message content');
   return { text };
 }
 

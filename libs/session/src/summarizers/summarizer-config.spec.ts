@@ -106,9 +106,13 @@ describe('ExtractiveSummarizer', () => {
     expect(s.identity).toEqual({ kind: 'extractive', model: EXTRACTIVE_SUMMARIZER_MODEL });
   });
 
-  it('resolves an aborted call to ok:false', async () => {
+  it('resolves an aborted call to ok:false, kind aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    expect(await new ExtractiveSummarizer().summarize(request, { signal: controller.signal })).toMatchObject({ ok: false, reason: 'aborted' });
+    expect(await new ExtractiveSummarizer().summarize(request, { signal: controller.signal })).toMatchObject({
+      ok: false,
+      reason: 'aborted',
+      failureKind: 'aborted',
+    });
   });
 });

@@ -6,7 +6,7 @@
  * configured). The write side records `identity` and the usage figures of every outcome with
  * the decision it makes (summary inserted, or compaction failed).
  */
-import type { SummaryRequest, TokenEstimator } from '@lib/compaction';
+import type { CompactionFailureKind, SummaryRequest, TokenEstimator } from '@lib/compaction';
 
 /** Which summarizer wrote (or failed to write) a summary; recorded with every decision. */
 export interface SummarizerIdentityInfo {
@@ -55,11 +55,17 @@ export interface SummarizerUsage {
 /**
  * The result of a summarize call. `ok: true` carries the summary text (trimmed, never blank).
  * `ok: false` carries a `reason` that says what happened (timeout, HTTP status, rate limit,
- * malformed JSON, blank reply, refusal, …) and never contains message text or an API key;
+ * malformed JSON, blank reply, refusal, …) and never contains message text or an API key, and
+ * `failureKind`, the same fault as one of the closed set `COMPACTION_FAILURE_KINDS` (`credentials`,
+ * `rate_limited`, `invalid_reply`, …, see `failure-kind.ts` of `@lib/compaction`), chosen where the
+ * reason is built so the two never disagree (both summarizers of this library always set it; a
+ * summarizer that sets none, or one outside the set, is recorded as `other`);
  * `interrupted: 'shutdown'` when the call was aborted because the service shut down (not the
  * model's failure: the pass is recorded failed, but the auto-compaction backoff does not count it).
  */
-export type SummarizerOutcome = ({ ok: true; text: string } & SummarizerUsage) | ({ ok: false; reason: string; interrupted?: 'shutdown' } & SummarizerUsage);
+export type SummarizerOutcome =
+  | ({ ok: true; text: string } & SummarizerUsage)
+  | ({ ok: false; reason: string; failureKind?: CompactionFailureKind; interrupted?: 'shutdown' } & SummarizerUsage);
 
 /** Options of one summarize call. */
 export interface SummarizeOptions {

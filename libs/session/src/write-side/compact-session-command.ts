@@ -1,7 +1,7 @@
 /**
  * The compaction command of the write side and the event published for every answer to it.
  */
-import type { CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compaction';
+import type { CompactionFailureKind, CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compaction';
 import type { EstimatorName } from '../events/session-stream-events';
 import type { SummarizerIdentityInfo, SummarizerUsage } from '../summarizers/summarizer';
 import type { CompactSession } from '../decider/compaction-decider';
@@ -70,6 +70,8 @@ export interface FailedPass {
   /** Where it failed: `summarize` (the model call, a blank or unusable reply). */
   stage: 'summarize';
   reason: string;
+  /** The same failure as one of the closed set `COMPACTION_FAILURE_KINDS` (a log field, a metric label). */
+  failureKind: CompactionFailureKind;
 }
 
 /**

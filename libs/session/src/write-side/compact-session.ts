@@ -155,6 +155,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             compactionId: answer.compactionId,
             stage: answer.failure.stage,
             reason: answer.failure.reason,
+            // a pass of its own (not replayed) always recorded one
+            failureKind: answer.failure.failureKind ?? 'other',
           }
         : undefined;
     this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
@@ -407,8 +409,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   /**
    * The summarizer's outcome, the one place every pass (HTTP, NATS, automatic) gets its summary:
    * a text longer than the longest text an event may hold (`settings.maxTextLength`) becomes a
-   * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long), and a programming error thrown by it
-   * one too (recorded, never half-applied; DESIGN §3.7).
+   * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long; kind `invalid_reply`), and a programming error thrown by it
+   * one too (kind `other`; recorded, never half-applied; DESIGN §3.7).
    */
   private async summarize(request: SummaryRequest, command: CompactSessionCommand): Promise<SummarizerOutcome> {
     const { maxTextLength } = this.settings;
@@ -418,11 +420,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength });
     } catch (err) {
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
-      return { ok: false, reason: `summarizer error: ${(err as Error).name}`, calls: 1, promptTokens: 0, completionTokens: 0 };
+      return { ok: false, reason: `summarizer error: ${(err as Error).name}`, failureKind: 'other', calls: 1, promptTokens: 0, completionTokens: 0 };
     }
     const refused = outcome.ok ? replyRefusal(outcome.text, maxTextLength) : undefined;
     if (!refused) return outcome;
     const { calls, promptTokens, completionTokens } = outcome;
-    return { ok: false, reason: refused, calls, promptTokens, completionTokens };
+    return { ok: false, reason: refused, failureKind: 'invalid_reply', calls, promptTokens, completionTokens };
   }
 }

@@ -9,7 +9,7 @@
  *   .then(({ events, answer }) => …);
  * ```
  */
-import { parseStrategy, type SummaryRequest, type Trigger } from '@lib/compaction';
+import { parseStrategy, type CompactionFailureKind, type SummaryRequest, type Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
 import { foldSessionWindow, orderedWindow, type SessionWindowState } from '../../domain/session-window';
 import { cloneSessionWindow } from '../../domain/clone-session-window';
@@ -33,8 +33,15 @@ export interface CompactionRun {
 /** A summarizer reply with `text` (one call, no usage). */
 export const summaryText = (text: string): SummarizerOutcome => ({ ok: true, text, calls: 1, promptTokens: 0, completionTokens: 0 });
 
-/** A summarizer failure with `reason` (one call, no usage). */
-export const summaryFailure = (reason: string): SummarizerOutcome => ({ ok: false, reason, calls: 1, promptTokens: 0, completionTokens: 0 });
+/** A summarizer failure with `reason` and, when given, its `failureKind` (one call, no usage). */
+export const summaryFailure = (reason: string, failureKind?: CompactionFailureKind): SummarizerOutcome => ({
+  ok: false,
+  reason,
+  ...(failureKind ? { failureKind } : {}),
+  calls: 1,
+  promptTokens: 0,
+  completionTokens: 0,
+});
 
 /** The context of every spec decision: a fixed time, and a summarizer named `scripted`. */
 export const SPEC_CONTEXT: CompactionContext = {

@@ -34,3 +34,37 @@ describe('compactionHistoryItem: durationMs', () => {
     ]);
   });
 });
+
+describe('compactionHistoryItem: failure.failureKind', () => {
+  let store: ReadModelStore;
+  beforeEach(() => {
+    store = ReadModelStore.open(':memory:');
+  });
+  afterEach(() => store.close());
+
+  it('a failure answers the kind it recorded; one recorded before failures carried a kind answers null; a kind outside the closed set reads other', () => {
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hello'));
+    const credentials = log.failed('s1', 'c1');
+    Object.assign(credentials.data as CompactionFailedData, {
+      reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401',
+      failureKind: 'credentials',
+    });
+    // as an older version recorded it: no failureKind
+    const old = log.failed('s1', 'c2');
+    // as a later build might record it: a kind this build does not know
+    const later = log.failed('s1', 'c3');
+    Object.assign(later.data as CompactionFailedData, { failureKind: 'quota_exhausted' });
+    expect('failureKind' in (old.data as object)).toBe(false);
+    new SessionProjector(store).applyBatch(log.events);
+    expect(
+      listCompactions(store, 'default', 's1')!
+        .map(compactionHistoryItem)
+        .map((c) => [c.compactionId, c.failure?.failureKind]),
+    ).toEqual([
+      ['c1', 'credentials'],
+      ['c2', null],
+      ['c3', 'other'],
+    ]);
+  });
+});

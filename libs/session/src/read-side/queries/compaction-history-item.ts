@@ -1,5 +1,11 @@
-import type { NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
-import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
+import type { CompactionFailureKind, NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
+import {
+  decisionFigures,
+  recordedFailureKind,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type EstimatorName,
+} from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
 import type { RequestedBy } from '../../events/requested-by';
 import { recordedDecisionSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
@@ -118,8 +124,12 @@ export interface CompactionHistoryItem {
    * failures, and for decisions recorded before it was.
    */
   triggerStillFires: boolean | null;
-  /** For failures: the stage that failed (`summarize` or `append`) and why; null otherwise. */
-  failure: { stage: 'summarize' | 'append'; reason: string } | null;
+  /**
+   * For failures: the stage that failed (`summarize` or `append`), why (`reason`, for people) and the
+   * same as a stable kind of the closed set `COMPACTION_FAILURE_KINDS` (`failureKind`, for automation;
+   * null for a failure recorded before failures carried it); null otherwise.
+   */
+  failure: { stage: 'summarize' | 'append'; reason: string; failureKind: CompactionFailureKind | null } | null;
 }
 
 /** The public shape of a recorded compaction (see {@link CompactionHistoryItem}). */
@@ -153,7 +163,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
-    failure: failed ? { stage: failure.stage, reason: failure.reason } : null,
+    failure: failed ? { stage: failure.stage, reason: failure.reason, failureKind: recordedFailureKind(failure) } : null,
   };
 }
 
