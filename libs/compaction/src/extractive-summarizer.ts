@@ -268,6 +268,13 @@ const EARLIER_TITLES: ReadonlyArray<{ title: string; from: readonly string[] }> 
   { title: 'Earlier last events:', from: [TITLES.last, 'Earlier last events:'] },
 ];
 
+/**
+ * What a cut through a "Previous summary (merged):" title leaves of it before the omission marker
+ * that replaced the rest (`Previous summary [… 80 characters omitted …] (oldest first):`): merged
+ * as text it gave the next summary a second "Previous summary".
+ */
+const CUT_PREVIOUS_TITLE = /Previous summary(?: \(m?e?r?g?e?d?\)?:?)?\s*(?=\[… \d+ characters omitted …\])/g;
+
 /** The header line of an extractive summary (any version, any count). */
 const HEADER_LINE = /^\[Extractive summary \([^)\n]*\)[^\n]*? of \d+ earlier events?\]$/;
 
@@ -302,7 +309,12 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
       if (trimmed === '' || MORE_LINE.test(trimmed)) continue;
       // a previous summary cut in the middle may have lost its header line's end: drop a leftover
       const whole = target === sections.get('Earlier artefacts:') || target === sections.get('Earlier tools used:') ? line.replace(MORE_SUFFIX, '') : line;
-      target.push(whole.replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '').replace(/Previous summary \(merged\):\s*/g, ''));
+      target.push(
+        whole
+          .replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '')
+          .replace(/Previous summary \(merged\):\s*/g, '')
+          .replace(CUT_PREVIOUS_TITLE, ''),
+      );
     }
   }
   const dedupe = (lines: string[]) => {

@@ -124,12 +124,13 @@ describe('recall script boundaries of spaced scripts (property)', () => {
         const text = `${before}${token}${hasAfter ? after : ''}`;
         const log = new RecordedSessionLog();
         log.append('p', user('hit', text));
-        log.append('p', user('other', 'unrelated words only'));
+        log.append('p', user('other', OTHER_TEXT));
         const store = projectedReadModels(log);
         const { items } = searchRecall(store, { tenantId: 'default', q: token });
-        expect(items.map((h) => h.eventId)).toEqual(['hit']);
-        expect(items[0].snippet.replace(/<\/?mark>/g, '')).toBe(text);
-        expect(items[0].snippet).toContain(`<mark>${token}</mark>`);
+        expect(items.map((h) => h.eventId).sort()).toEqual(eventsHolding(token));
+        const hit = items.find((h) => h.eventId === 'hit')!;
+        expect(hit.snippet.replace(/<\/?mark>/g, '')).toBe(text);
+        expect(hit.snippet).toContain(`<mark>${token}</mark>`);
         for (const word of hasAfter ? [before, after] : [before])
           expect(searchRecall(store, { tenantId: 'default', q: word }).items.map((h) => h.eventId)).toEqual(['hit']);
       }),
@@ -155,6 +156,31 @@ const unspacedText = fc
   .filter((text) => !/^\p{M}/u.test(text));
 const latinToken = fc.stringMatching(/^[A-Za-z0-9]{1,10}$/);
 
+/** The text of the event beside the hit in the properties, which no token should find. */
+const OTHER_TEXT = 'unrelated words only';
+/**
+ * The events a token finds, in order of id: the hit, and the other event too when the token is
+ * one of its words in any case (`only`, `Words`, `UNRELATED`: a random token is one about once in
+ * a million runs, and recall rightly finds both; the oracle expected the hit alone).
+ */
+const eventsHolding = (token: string) => (OTHER_TEXT.split(' ').includes(token.toLowerCase()) ? ['hit', 'other'] : ['hit']);
+
+describe('recall script boundaries: a random token that is a word of the other event', () => {
+  it('given the token `Only` glued to CJK and Thai text or `words` glued to Cyrillic, when recall searches it, then it finds the hit and the other event, the hit shown as sent', () => {
+    for (const text of ['東京Onlyราคา', 'приветwordsмир']) {
+      const token = /[A-Za-z]+/.exec(text)![0];
+      const log = new RecordedSessionLog();
+      log.append('p', user('hit', text));
+      log.append('p', user('other', OTHER_TEXT));
+      const { items } = searchRecall(projectedReadModels(log), { tenantId: 'default', q: token });
+      expect(items.map((h) => h.eventId).sort()).toEqual(['hit', 'other']);
+      expect(eventsHolding(token)).toEqual(['hit', 'other']);
+      expect(items.find((h) => h.eventId === 'hit')!.snippet).toBe(text.replace(token, `<mark>${token}</mark>`));
+    }
+    expect(eventsHolding('onlyx')).toEqual(['hit']);
+  });
+});
+
 describe('recall script boundaries (property)', () => {
   it('finds a random Latin/digit token placed against random CJK, Thai or Korean text, and shows the text as sent', () => {
     fc.assert(
@@ -162,11 +188,12 @@ describe('recall script boundaries (property)', () => {
         const text = `${before}${token}${hasAfter ? after : ''}`;
         const log = new RecordedSessionLog();
         log.append('p', user('hit', text));
-        log.append('p', user('other', 'unrelated words only'));
+        log.append('p', user('other', OTHER_TEXT));
         const { items } = searchRecall(projectedReadModels(log), { tenantId: 'default', q: token });
-        expect(items.map((h) => h.eventId)).toEqual(['hit']);
-        expect(items[0].snippet.replace(/<\/?mark>/g, '')).toBe(text);
-        expect(items[0].snippet).toContain(`<mark>${token}</mark>`);
+        expect(items.map((h) => h.eventId).sort()).toEqual(eventsHolding(token));
+        const hit = items.find((h) => h.eventId === 'hit')!;
+        expect(hit.snippet.replace(/<\/?mark>/g, '')).toBe(text);
+        expect(hit.snippet).toContain(`<mark>${token}</mark>`);
       }),
       { numRuns: 150 },
     );
