@@ -15,7 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
-import { unknownFieldHint } from './unknown-field-hint';
+import { unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
 
 /** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
 export const MAX_PARAMETER_VALUE = 1_000_000_000;
@@ -109,7 +109,11 @@ function readText(value: unknown, path: string, maxLength: number, fallback: str
 function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly string[], prefix: string): void {
   for (const key of Object.keys(input)) {
     if (!allowedKeys.includes(key)) {
-      throw new InvalidParameterError(`${prefix}.${quoteInput(key, { quoted: false })}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
+      throw new InvalidParameterError(
+        `${prefix}.${quoteInput(key, { quoted: false })}`,
+        `absent (allowed keys: ${allowedKeys.join(', ')})`,
+        unknownKeyGot(key, allowedKeys, input),
+      );
     }
   }
 }

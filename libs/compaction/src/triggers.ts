@@ -7,6 +7,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { MAX_PARAMETER_VALUE, missingTypeHint, readInteger } from './parameters';
 import type { CostedEvent } from './session-event';
 import { quoteInput } from './quoted-input';
+import { unknownKeyGot } from './unknown-field-hint';
 
 /** The trigger types of DESIGN §3.5. */
 export const TRIGGER_TYPES: readonly Trigger['type'][] = ['turn-count', 'token-count', 'any-of', 'all-of'];
@@ -34,7 +35,11 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   const allowedKeys = type === 'turn-count' ? ['type', 'maxTurns'] : type === 'token-count' ? ['type', 'threshold'] : ['type', 'triggers'];
   for (const key of Object.keys(obj)) {
     if (!allowedKeys.includes(key)) {
-      throw new InvalidParameterError(`${path}.${quoteInput(key, { quoted: false })}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
+      throw new InvalidParameterError(
+        `${path}.${quoteInput(key, { quoted: false })}`,
+        `absent (allowed keys: ${allowedKeys.join(', ')})`,
+        unknownKeyGot(key, allowedKeys, obj),
+      );
     }
   }
   switch (type) {

@@ -85,22 +85,65 @@ export function nearMissOf(key: string, candidates: readonly string[]): string |
 }
 
 /**
+ * `unknownKeys` ordered with the near misses of `candidates` first ({@link nearMissOf}), each
+ * paired with the field it is a near miss of; the others keep their order after them. A client that
+ * sends a hundred unknown keys sees its typo among the first named.
+ */
+function nearMissesFirst(unknownKeys: readonly string[], candidates: readonly string[]): Array<{ key: string; field?: string }> {
+  const paired = unknownKeys.map((key) => ({ key, field: nearMissOf(key, candidates) }));
+  return [...paired.filter((p) => p.field !== undefined), ...paired.filter((p) => p.field === undefined)];
+}
+
+/**
+ * The message for keys an object holds that are not among its fields (a refusal of its own, not
+ * beside a missing field): `unknown field "x": remove it`, or, when the key is a near miss of a
+ * field among `candidates` ({@link nearMissOf}), `unknown field "dryrun": did you mean "dryRun"?`
+ * (removing it would change what the request does: a dry run would write). Several keys: `unknown
+ * fields "dryrun", "x": did you mean "dryRun" for "dryrun"? remove the others` or `…: remove them`;
+ * the near misses named first, at most {@link MAX_NAMED_UNKNOWN_KEYS} keys (`and N more`).
+ * `candidates` should leave out the fields the object already holds (`Id` beside `id` is no typo of
+ * it). Keys are quoted as errors quote client input.
+ */
+export function unknownKeysMessage({ unknownKeys, candidates, noun = 'field' }: Omit<UnknownFieldHintInput, 'holder'>): string {
+  const ordered = nearMissesFirst(unknownKeys, candidates);
+  const named = ordered.slice(0, MAX_NAMED_UNKNOWN_KEYS);
+  const more = unknownKeys.length - named.length;
+  const list = `${named.map((k) => quoteInput(k.key)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const misses = named.filter((k): k is { key: string; field: string } => k.field !== undefined);
+  if (unknownKeys.length === 1) return `unknown ${noun} ${list}: ${misses.length === 1 ? `did you mean ${quoteInput(misses[0].field)}?` : 'remove it'}`;
+  if (misses.length === 0) return `unknown ${noun}s ${list}: remove them`;
+  const question = `did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`;
+  return `unknown ${noun}s ${list}: ${question}${misses.length < unknownKeys.length ? ' remove the others' : ''}`;
+}
+
+/**
+ * What an {@link InvalidParameterError} for the unknown key `key` of `holder` says it got: `an
+ * unknown key`, or `an unknown key; did you mean "maxTurns"?` when `key` is a near miss of one of
+ * `allowedKeys` that `holder` does not hold already (`invalid trigger.maxTurn: must be absent
+ * (allowed keys: type, maxTurns) (got an unknown key; did you mean "maxTurns"?)`).
+ */
+export function unknownKeyGot(key: string, allowedKeys: readonly string[], holder: object): string {
+  const field = nearMissOf(
+    key,
+    allowedKeys.filter((k) => !Object.hasOwn(holder, k)),
+  );
+  return field === undefined ? 'an unknown key' : `an unknown key; did you mean ${quoteInput(field)}?`;
+}
+
+/**
  * The hint a "required" message ends with when its object also holds unknown keys: `''` when it
  * holds none; else ` (<holder> has an unknown field "evnts": did you mean "events"?)`, or with
  * several keys ` (<holder> has unknown fields "evnts", "x": did you mean "events" for "evnts"?)`
  * (the suggestion only for the keys that are a near miss, {@link nearMissOf}; no question when none
- * is). Names at most {@link MAX_NAMED_UNKNOWN_KEYS} keys, each quoted as errors quote client input.
+ * is). Names at most {@link MAX_NAMED_UNKNOWN_KEYS} keys, the near misses first, each quoted as errors quote client input.
  */
 export function unknownFieldHint({ holder, unknownKeys, candidates, noun = 'field' }: UnknownFieldHintInput): string {
   if (unknownKeys.length === 0) return '';
-  const named = unknownKeys.slice(0, MAX_NAMED_UNKNOWN_KEYS);
+  const named = nearMissesFirst(unknownKeys, candidates).slice(0, MAX_NAMED_UNKNOWN_KEYS);
   const more = unknownKeys.length - named.length;
-  const list = `${named.map((k) => quoteInput(k)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const list = `${named.map((k) => quoteInput(k.key)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
   const has = unknownKeys.length === 1 ? `has an unknown ${noun} ${list}` : `has unknown ${noun}s ${list}`;
-  const misses = named.flatMap((key) => {
-    const field = nearMissOf(key, candidates);
-    return field === undefined ? [] : [{ key, field }];
-  });
+  const misses = named.filter((k): k is { key: string; field: string } => k.field !== undefined);
   let question = '';
   if (misses.length === 1 && unknownKeys.length === 1) question = `: did you mean ${quoteInput(misses[0].field)}?`;
   else if (misses.length > 0) question = `: did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`;

@@ -412,6 +412,66 @@ describe('a misspelled required field is named, with the field it may have meant
   });
 });
 
+describe('an unknown key that is a near miss of an optional field is suggested, not "remove it" (removing it changes the request; newcomer ncopsalerts M1)', () => {
+  const strategy = { type: 'sliding-window', maxEvents: 4 };
+
+  it('given {"dryrun": true} on a compaction, when validated, then it asks "did you mean dryRun?" (removing it would make the dry run write)', () => {
+    const err = refusal(() => compactCommandFrom(schemas, 't', 's', { strategy, dryrun: true }));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({
+      code: 'validation_failed',
+      parameter: 'dryrun',
+      message: 'dryrun: unknown field "dryrun": did you mean "dryRun"?',
+    });
+  });
+
+  it('given "expectedRevison" on an append, or "userid", when validated, then the field each may have meant is suggested', () => {
+    expect(refusal(() => fromEvents({ events: [user], expectedRevison: 3 })).message).toBe(
+      'expectedRevison: unknown field "expectedRevison": did you mean "expectedRevision"?',
+    );
+    expect(refusal(() => fromEvents({ events: [user], userid: 'u' })).message).toBe('userid: unknown field "userid": did you mean "userId"?');
+  });
+
+  it('given a trigger {"type": "turn-count", "maxTurn": 3}, when validated, then the unknown key\'s error suggests maxTurns', () => {
+    for (const run of [
+      () => compactCommandFrom(schemas, 't', 's', { strategy, trigger: { type: 'turn-count', maxTurn: 3 } }),
+      () => policyCommandFrom(schemas, 't', 's', { strategy, trigger: { type: 'turn-count', maxTurn: 3 } }),
+    ]) {
+      const err = refusal(run);
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter: 'trigger.maxTurn' });
+      expect(err.message).toMatch(/\(got an unknown key; did you mean "maxTurns"\?\)$/);
+    }
+    expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'sliding-window', maxEvent: 4 } })).message).toMatch(
+      /did you mean "maxEvents"\?\)$/,
+    );
+  });
+
+  it('given an OpenAI message with "nam" (and with "Role" beside "role"), when validated, then "name" is suggested (and "Role" is to remove)', () => {
+    expect(refusal(() => fromMessages({ messages: [{ role: 'user', content: 'hi', nam: 'ann' }] })).message).toMatch(
+      /^messages\[0\]\.nam: unknown field "nam": did you mean "name"\? \(the service stores /,
+    );
+    expect(refusal(() => fromMessages({ messages: [{ role: 'user', Role: 'user', content: 'hi' }] })).message).toMatch(
+      /^messages\[0\]\.Role: unknown field "Role": remove it \(the service stores /,
+    );
+  });
+
+  it('given "Id" beside "id" in an event, when validated, then "remove it" (a field the object holds is no suggestion)', () => {
+    expect(refusal(() => fromEvents({ events: [{ id: 'u1', Id: 'u1', type: 'user', text: 'hi' }] })).message).toBe(
+      'events[0].Id: unknown field "Id": remove it',
+    );
+  });
+
+  it('given 20,000 unknown keys with one typo among them, when validated, then the message names five (the typo first) and stays short', () => {
+    const body: Record<string, unknown> = { events: [user] };
+    for (let i = 0; i < 20_000; i++) body[`junk${i}`] = i;
+    body.userid = 'u';
+    const message = refusal(() => fromEvents(body)).message;
+    expect(message.length).toBeLessThan(300);
+    expect(message).toBe(
+      'userid: unknown fields "userid", "junk0", "junk1", "junk2", "junk3" and 19996 more: did you mean "userId" for "userid"? remove the others',
+    );
+  });
+});
+
 describe('trigger parameters are positive, as strategy parameters are (HTTP and NATS)', () => {
   const strategy = { type: 'sliding-window', maxEvents: 4 };
 

@@ -5,7 +5,7 @@
  * (never zod's "Too small: expected array to have >=1 items").
  */
 import type { z } from 'zod';
-import { quoteInput, unknownFieldHint } from '@lib/compaction';
+import { nearMissOf, quoteInput, unknownFieldHint, unknownKeysMessage } from '@lib/compaction';
 import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
 
 /** `['events', 2, 'text']` → `events[2].text`. */
@@ -48,9 +48,14 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys;
-    path = [...issue.path, quoteInput(keys[0], { quoted: false })];
-    const noun = path.length === 1 && !prefix ? (options.unknownKey ?? 'field') : 'field';
-    message = `unknown ${noun}${keys.length > 1 ? 's' : ''} ${keys.map((k) => quoteInput(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
+    const noun = issue.path.length === 0 && !prefix ? (options.unknownKey ?? 'field') : 'field';
+    // a near miss of a field the object does not hold already is suggested instead of "remove it" (which would change the request)
+    const holder = valueAt(value, issue.path);
+    const held = holder !== null && typeof holder === 'object' ? holder : {};
+    const candidates = [...(fieldsAt(schema, issue.path) ?? [])].filter((field) => !Object.hasOwn(held, field));
+    message = unknownKeysMessage({ unknownKeys: keys, candidates, noun: noun === 'query parameter' ? 'query parameter' : 'field' });
+    const first = nearMissOf(keys[0], candidates) === undefined ? (keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0]) : keys[0];
+    path = [...issue.path, quoteInput(first, { quoted: false })];
   }
   const code = prefix ? 'validation_failed' : codeOfField(options.codes, path[0]);
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {

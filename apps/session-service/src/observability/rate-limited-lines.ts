@@ -6,6 +6,7 @@
  * when the window ends (`412 more compaction passes failed in the last 60 s, not logged one by one:
  * 400 × HTTP 401; 12 × HTTP 500`).
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from '@nestjs/common';
 
 /** Lines per window before repeats are only counted. */
@@ -68,18 +69,27 @@ export class LineLimiter {
 /**
  * Warn lines through `logger`, rate-limited by a {@link LineLimiter}: {@link warn} writes a line or
  * counts it, and the count is told at the window's end (a timer that does not keep the process
- * alive) or at {@link close}.
+ * alive) or at {@link close}. The line that tells the count is written outside every request's
+ * context (it is about many requests: it carries no one request's id). With `countField`, the lines
+ * not written are also counted by the value of that field of theirs, and the telling line carries
+ * the counts as a JSON field `<countField>Counts` (e.g. `{"failureKindCounts":{"credentials":400}}`),
+ * so a log query by that field still counts every line.
  */
 export class RateLimitedWarnings {
   private readonly limiter: LineLimiter;
   private timer: NodeJS.Timeout | null = null;
+  /** Made where this instance was (at start-up, outside any request): the telling line is written in its context. */
+  private readonly outsideRequests = new AsyncResource('RateLimitedWarnings');
+  /** Lines not written since the last telling line, by their `countField` value. */
+  private readonly counted = new Map<string, number>();
 
-  /** `what`: see {@link LineLimiter}; `perWindow` lines per `windowMs` (ms). */
+  /** `what`: see {@link LineLimiter}; `perWindow` lines per `windowMs` (ms); `countField`: see the class doc. */
   constructor(
     private readonly logger: Pick<Logger, 'warn'>,
     what: string,
     perWindow = LINES_PER_WINDOW,
     windowMs = LINE_WINDOW_MS,
+    private readonly countField?: string,
   ) {
     this.limiter = new LineLimiter(what, perWindow, windowMs);
   }
@@ -91,11 +101,16 @@ export class RateLimitedWarnings {
   warn(line: string, reason: string, fields?: Readonly<Record<string, string | number | boolean>>): void {
     const now = Date.now();
     const { line: written, told, flushAt } = this.limiter.admit(now, reason);
-    if (told) this.logger.warn(told);
+    if (told) this.tell(told);
     if (written) this.logger.warn(fields ? { ...fields, msg: line } : line);
+    else if (this.countField !== undefined) {
+      const value = fields?.[this.countField];
+      const key = value === undefined ? '(none)' : String(value);
+      this.counted.set(key, (this.counted.get(key) ?? 0) + 1);
+    }
     if (flushAt !== null) {
       if (this.timer) clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.flush(), Math.max(0, flushAt - now));
+      this.timer = this.outsideRequests.runInAsyncScope(() => setTimeout(() => this.flush(), Math.max(0, flushAt - now)));
       this.timer.unref();
     }
   }
@@ -109,6 +124,13 @@ export class RateLimitedWarnings {
   private flush(): void {
     this.timer = null;
     const told = this.limiter.flush();
-    if (told) this.logger.warn(told);
+    if (told) this.tell(told);
+  }
+
+  /** Writes the line telling the lines not written (with their counts by `countField`), outside any request's context. */
+  private tell(told: string): void {
+    const counts = this.countField !== undefined && this.counted.size > 0 ? { [`${this.countField}Counts`]: Object.fromEntries(this.counted) } : null;
+    this.counted.clear();
+    this.outsideRequests.runInAsyncScope(() => this.logger.warn(counts ? { ...counts, msg: told } : told));
   }
 }

@@ -1,4 +1,5 @@
-import { LineLimiter } from './rate-limited-lines';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { LineLimiter, RateLimitedWarnings } from './rate-limited-lines';
 import { CompactionAnswered } from '@lib/session';
 import { Logger } from '@nestjs/common';
 import { failedPassLine, SummarizerFailureLog } from './summarizer-failure-log';
@@ -63,6 +64,46 @@ describe('failed compaction pass lines', () => {
     } finally {
       log.onModuleDestroy();
       spy.mockRestore();
+    }
+  });
+
+  it("given failures past the window's lines, when the window ends, then the telling line counts them by failure kind and carries no request's context (newcomer ncopsalerts M3)", () => {
+    jest.useFakeTimers();
+    const request = new AsyncLocalStorage<string>();
+    const logged: Array<{ message: unknown; requestId: string | undefined }> = [];
+    const logger = { warn: (message: unknown) => void logged.push({ message, requestId: request.getStore() }) };
+    try {
+      const lines = new RateLimitedWarnings(logger, 'compaction passes failed', 2, 60_000, 'failureKind');
+      const kinds = ['credentials', 'credentials', 'credentials', 'timeout', 'credentials', 'rate_limited'];
+      kinds.forEach((kind, i) => request.run(`req-${i}`, () => lines.warn(`failed ${i}`, `reason of ${kind}`, { failureKind: kind })));
+      expect(logged.map((l) => l.requestId)).toEqual(['req-0', 'req-1']);
+      jest.advanceTimersByTime(60_000);
+      expect(logged).toHaveLength(3);
+      expect(logged[2]).toEqual({
+        message: {
+          msg: '4 more compaction passes failed in the last 60 s, not logged one by one: 2 × reason of credentials; 1 × reason of timeout; 1 × reason of rate_limited',
+          failureKindCounts: { credentials: 2, timeout: 1, rate_limited: 1 },
+        },
+        requestId: undefined,
+      });
+      // a new window's first line tells the last window's count, in no request's context either
+      request.run('req-9', () => lines.warn('failed 9', 'reason of credentials', { failureKind: 'credentials' }));
+      request.run('req-10', () => lines.warn('failed 10', 'reason of credentials', { failureKind: 'credentials' }));
+      request.run('req-11', () => lines.warn('failed 11', 'reason of timeout', { failureKind: 'timeout' }));
+      request.run('req-12', () => {
+        jest.setSystemTime(Date.now() + 60_000);
+        lines.warn('failed 12', 'reason of credentials', { failureKind: 'credentials' });
+      });
+      const told = logged.find(
+        (l) => typeof l.message === 'object' && (l.message as { failureKindCounts?: unknown }).failureKindCounts !== undefined && l !== logged[2],
+      );
+      expect(told).toEqual({
+        message: { msg: expect.stringMatching(/^1 more compaction passes failed/), failureKindCounts: { timeout: 1 } },
+        requestId: undefined,
+      });
+      lines.close();
+    } finally {
+      jest.useRealTimers();
     }
   });
 });

@@ -11,7 +11,8 @@
  * for log queries and alerts that should not parse the reason. Rate-limited, since a storm (a wrong key under many sessions) could flood the log
  * ({@link RateLimitedWarnings}): at most 10 lines per 60 s; the failures past that
  * are counted and told in one line when the window ends (`… more compaction passes failed in the
- * last 60 s, not logged one by one: 412 × the model endpoint rejected the credentials: HTTP 401`).
+ * last 60 s, not logged one by one: 412 × the model endpoint rejected the credentials: HTTP 401`,
+ * with their counts by kind as a JSON field, `"failureKindCounts":{"credentials":412}`, and no request's id).
  * The last failure's reason and time are kept for `/health` (`summarizer`).
  */
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
@@ -36,7 +37,7 @@ export function failedPassLine(pass: FailedPass, origin: 'auto' | 'command'): st
 @Injectable()
 @EventsHandler(CompactionAnswered)
 export class SummarizerFailureLog implements IEventHandler<CompactionAnswered>, OnModuleDestroy {
-  private readonly lines = new RateLimitedWarnings(new Logger('Compaction'), 'compaction passes failed');
+  private readonly lines = new RateLimitedWarnings(new Logger('Compaction'), 'compaction passes failed', undefined, undefined, 'failureKind');
   private last: LastSummarizerFailure | null = null;
 
   handle(event: CompactionAnswered): void {

@@ -19,6 +19,7 @@ import {
   placeholderAnsweredCalls,
   quoteInput,
   unknownFieldHint,
+  unknownKeysMessage,
   type AssistantEvent,
   type SessionEvent,
   type ToolCall,
@@ -763,7 +764,7 @@ function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): 
     if (value === null || value === undefined || (Array.isArray(value) && value.length === 0) || allowed.includes(key)) continue;
     throw invalid(
       `${at}.${quoteInput(key, { quoted: false })}`,
-      `unknown field ${quoteInput(key)}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
+      `${unknownKeysMessage({ unknownKeys: [key], candidates: allowed.filter((k) => k !== 'function_call' && !Object.hasOwn(raw, k)) })} (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
     );
   }
 }
