@@ -15,7 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
-import { unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
+import { firstUnknownKey, unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
 
 /** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
 export const MAX_PARAMETER_VALUE = 1_000_000_000;
@@ -106,15 +106,15 @@ function readText(value: unknown, path: string, maxLength: number, fallback: str
   return value;
 }
 
-function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly string[], prefix: string): void {
-  for (const key of Object.keys(input)) {
-    if (!allowedKeys.includes(key)) {
-      throw new InvalidParameterError(
-        `${prefix}.${quoteInput(key, { quoted: false })}`,
-        `absent (allowed keys: ${allowedKeys.join(', ')})`,
-        unknownKeyGot(key, allowedKeys, input),
-      );
-    }
+/** Refuses the first key of `input` outside `allowedKeys` ({@link firstUnknownKey}: a near miss first): `invalid <prefix>.<key>: must be absent (…)`. */
+export function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly string[], prefix: string): void {
+  const key = firstUnknownKey(input, allowedKeys);
+  if (key !== undefined) {
+    throw new InvalidParameterError(
+      `${prefix}.${quoteInput(key, { quoted: false })}`,
+      `absent (allowed keys: ${allowedKeys.join(', ')})`,
+      unknownKeyGot(key, allowedKeys, input),
+    );
   }
 }
 

@@ -4,10 +4,8 @@
 import type { Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { describeValue, InvalidParameterError } from './invalid-parameter-error';
-import { MAX_PARAMETER_VALUE, missingTypeHint, readInteger } from './parameters';
+import { MAX_PARAMETER_VALUE, missingTypeHint, readInteger, rejectUnknownKeys } from './parameters';
 import type { CostedEvent } from './session-event';
-import { quoteInput } from './quoted-input';
-import { unknownKeyGot } from './unknown-field-hint';
 
 /** The trigger types of DESIGN §3.5. */
 export const TRIGGER_TYPES: readonly Trigger['type'][] = ['turn-count', 'token-count', 'any-of', 'all-of'];
@@ -33,15 +31,7 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
     throw new InvalidParameterError(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, describeValue(type));
   }
   const allowedKeys = type === 'turn-count' ? ['type', 'maxTurns'] : type === 'token-count' ? ['type', 'threshold'] : ['type', 'triggers'];
-  for (const key of Object.keys(obj)) {
-    if (!allowedKeys.includes(key)) {
-      throw new InvalidParameterError(
-        `${path}.${quoteInput(key, { quoted: false })}`,
-        `absent (allowed keys: ${allowedKeys.join(', ')})`,
-        unknownKeyGot(key, allowedKeys, obj),
-      );
-    }
-  }
+  rejectUnknownKeys(obj, allowedKeys, path);
   switch (type) {
     case 'turn-count':
       return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 1, MAX_PARAMETER_VALUE) };

@@ -117,6 +117,17 @@ export function unknownKeysMessage({ unknownKeys, candidates, noun = 'field' }: 
 }
 
 /**
+ * The unknown key of `holder` (a key outside `allowedKeys`) an error should name: the first that is
+ * a near miss of an allowed key `holder` does not hold already, else the first; undefined when all
+ * are allowed. So `{"junk0": 1, "maxEvent": 1}` is answered about the typo, with its suggestion.
+ */
+export function firstUnknownKey(holder: object, allowedKeys: readonly string[]): string | undefined {
+  const unknown = Object.keys(holder).filter((k) => !allowedKeys.includes(k));
+  const free = allowedKeys.filter((k) => !Object.hasOwn(holder, k));
+  return unknown.find((k) => nearMissOf(k, free) !== undefined) ?? unknown[0];
+}
+
+/**
  * What an {@link InvalidParameterError} for the unknown key `key` of `holder` says it got: `an
  * unknown key`, or `an unknown key; did you mean "maxTurns"?` when `key` is a near miss of one of
  * `allowedKeys` that `holder` does not hold already (`invalid trigger.maxTurn: must be absent
