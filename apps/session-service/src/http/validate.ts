@@ -54,7 +54,8 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     const held = holder !== null && typeof holder === 'object' ? holder : {};
     const candidates = [...(fieldsAt(schema, issue.path) ?? [])].filter((field) => !Object.hasOwn(held, field));
     message = unknownKeysMessage({ unknownKeys: keys, candidates, noun: noun === 'query parameter' ? 'query parameter' : 'field' });
-    const first = nearMissOf(keys[0], candidates) === undefined ? (keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0]) : keys[0];
+    // the key named as `parameter` is the one the message names first: a near miss, else the first sent
+    const first = keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0];
     path = [...issue.path, quoteInput(first, { quoted: false })];
   }
   const code = prefix ? 'validation_failed' : codeOfField(options.codes, path[0]);

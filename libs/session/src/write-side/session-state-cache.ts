@@ -144,7 +144,7 @@ export class SessionStateCache {
     if (events.every((e) => e.type === CONVERSATION_EVENT)) {
       for (const e of events) bytes += estimatedEntryBytes((e.data as ConversationEventData).event) + REVISION_ENTRY_BYTES;
     } else bytes = estimatedStateBytes(cached);
-    this.sizes.set(sessionId, this.resized(sessionId, bytes));
+    this.setSize(sessionId, bytes);
     this.evict(sessionId);
   }
 
@@ -191,14 +191,14 @@ export class SessionStateCache {
     this.entries.set(sessionId, state);
     // (a state evicted while its load awaited the store has no estimate any more)
     const estimate = bytes ?? (this.sizes.has(sessionId) ? undefined : estimatedStateBytes(state));
-    if (estimate !== undefined) this.sizes.set(sessionId, this.resized(sessionId, estimate));
+    if (estimate !== undefined) this.setSize(sessionId, estimate);
     this.evict(sessionId);
   }
 
-  /** `bytes`, after moving {@link SessionStateCache.heldBytes} from the session's previous estimate to it. */
-  private resized(sessionId: string, bytes: number): number {
+  /** Records `bytes` as the session's estimate, moving {@link SessionStateCache.heldBytes} from its previous one. */
+  private setSize(sessionId: string, bytes: number): void {
     this.heldBytes += bytes - (this.sizes.get(sessionId) ?? 0);
-    return bytes;
+    this.sizes.set(sessionId, bytes);
   }
 
   /** Forgets the least recently used states while either bound is exceeded, never `keep` (the state just used). */
