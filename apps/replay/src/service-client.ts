@@ -64,11 +64,18 @@ function parseJson(text: string): unknown {
  * (after Retry-After seconds, at most {@link MAX_RETRY_WAIT_MS}), a GET's 503
  * `projection_behind` and any request's 503 `counting_timeout` (the service wrote nothing and says
  * to retry shortly: counting on a busy machine missed its deadline) (after 200 ms × attempt when no
- * Retry-After) up to {@link MAX_RETRIES} times, and returns only 2xx answers.
+ * Retry-After) up to {@link MAX_RETRIES} times, and returns only 2xx answers. The first 429
+ * `rate_limited` writes one line to `warn` (stderr by default): a service started with its default
+ * `RATE_LIMIT_PER_MINUTE` (6,000) throttles the replay's recall checks, which otherwise looked like a
+ * stall (newcomer ncreplay46).
  * @throws ReplayError (one line) when the service stops answering (connection refused, reset, …).
  * @throws ServiceHttpError for any other non-2xx answer, or a retried one after the last attempt.
  */
-function replayTransport(baseUrl: string): (request: Request) => Promise<Response> {
+export function replayTransport(
+  baseUrl: string,
+  warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): (request: Request) => Promise<Response> {
+  let toldRateLimit = false;
   return async (request) => {
     const path = new URL(request.url).pathname;
     for (let attempt = 0; ; attempt++) {
@@ -87,6 +94,13 @@ function replayTransport(baseUrl: string): (request: Request) => Promise<Respons
         res.status === 429 || (res.status === 503 && (code === 'counting_timeout' || (request.method === 'GET' && code === 'projection_behind')));
       if (retriable && attempt < MAX_RETRIES) {
         const after = Number(res.headers.get('retry-after'));
+        if (res.status === 429 && code === 'rate_limited' && !toldRateLimit) {
+          toldRateLimit = true;
+          warn(
+            `replay: the service at ${baseUrl} rate-limits this client (429 rate_limited${Number.isFinite(after) && after > 0 ? `, Retry-After ${after} s` : ''}): the replay waits and retries, ` +
+              'slowly; start the service with RATE_LIMIT_PER_MINUTE=0 (or a higher limit), or check fewer sessions with --fidelity-sessions N or --no-fidelity, to run at full speed',
+          );
+        }
         await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, MAX_RETRY_WAIT_MS) : 200 * (attempt + 1));
         continue;
       }
