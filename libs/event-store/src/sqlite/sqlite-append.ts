@@ -6,6 +6,12 @@ import { resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempot
 import type { AppendResult, ExpectedRevision } from '../event-store.port';
 
 type ExistingRow = StoredEventRow;
+/** A stream's revision row, first event's revision and deleted revision record (each null when absent). */
+interface IncarnationRow {
+  current: bigint | null;
+  first: bigint | null;
+  deleted: bigint | null;
+}
 
 /**
  * An append's result inside the SQLite store: the port's {@link AppendResult} and, when this append
@@ -30,6 +36,7 @@ export class SqliteAppender {
   private readonly deletedRevision: Database.Statement<[string], { revision: bigint }>;
   private readonly firstRevision: Database.Statement<[string], { revision: bigint }>;
   private readonly recordDeletedRevision: Database.Statement<[string, bigint]>;
+  private readonly incarnationRow: Database.Statement<[string, string, string], IncarnationRow>;
 
   constructor(db: Database.Database) {
     this.streamRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM streams WHERE stream = ?').safeIntegers(true);
@@ -48,6 +55,14 @@ export class SqliteAppender {
       .prepare<[string], { revision: bigint }>('SELECT revision FROM events WHERE stream = ? ORDER BY revision LIMIT 1')
       .safeIntegers(true);
     this.deletedRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM deleted_streams WHERE stream = ?').safeIntegers(true);
+    // incarnation()'s three reads in one statement: one read transaction instead of two or three (on the event loop once per write request).
+    this.incarnationRow = db
+      .prepare<[string, string, string], IncarnationRow>(
+        'SELECT (SELECT revision FROM streams WHERE stream = ?) AS current, ' +
+          '(SELECT revision FROM events WHERE stream = ? ORDER BY revision LIMIT 1) AS first, ' +
+          '(SELECT revision FROM deleted_streams WHERE stream = ?) AS deleted',
+      )
+      .safeIntegers(true);
     this.recordDeletedRevision = db.prepare<[string, bigint]>(
       // The larger of the two: a build from before deleted_streams (a rollback) writes an erased stream again from revision 0, and its deletion must not lower the record.
       'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = max(revision, excluded.revision)',
@@ -61,12 +76,9 @@ export class SqliteAppender {
 
   /** See `EventStore.streamIncarnation`: the first event's revision, else the revision after the deleted ones (0n when none). */
   incarnation(stream: string): bigint {
-    if (this.currentRevision(stream) !== null) {
-      const first = this.firstRevision.get(stream);
-      if (first) return first.revision;
-    }
-    const deleted = this.deletedRevision.get(stream);
-    return deleted ? deleted.revision + 1n : 0n;
+    const { current, first, deleted } = this.incarnationRow.get(stream, stream, stream) as IncarnationRow;
+    if (current !== null && first !== null) return first;
+    return deleted !== null ? deleted + 1n : 0n;
   }
 
   /**
