@@ -47,16 +47,3 @@ export class JsonBytes {
     this.pending = '';
   }
 }
-
-/**
- * Appends a stored JSON object (`{...}`, UTF-8 bytes as `JSON.stringify` wrote them) with more
- * members after its own: the bytes of `JSON.stringify({ ...object, ...extra })` when no key of
- * `extra` is already a key of the object (the caller's guarantee) and every value of `extra` is
- * defined. `extraMembers` is the JSON text of the extra members, without braces or a leading comma.
- */
-export function appendObjectWith(out: JsonBytes, objectJson: Buffer, extraMembers: string): void {
-  // '{}' has no member to follow; otherwise drop the closing brace and continue after a comma.
-  const empty = objectJson.length === 2;
-  out.raw(objectJson, 0, objectJson.length - 1);
-  out.text(`${empty || !extraMembers ? '' : ','}${extraMembers}}`);
-}

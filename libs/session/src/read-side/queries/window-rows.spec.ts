@@ -15,7 +15,7 @@ import { SessionProjector } from '../session-projector';
 import { assistant, RecordedSessionLog, user } from '../testing/recorded-session-log';
 import { getWindowJson } from './window-json-query';
 import { getWindow, getWindowInTurns } from './window-query';
-import { WINDOW_ROWS_PER_PAGE } from './window-rows';
+import { readWindowRows, WINDOW_ROWS_PER_PAGE } from './window-rows';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -45,20 +45,27 @@ function project(projector: SessionProjector, events: readonly RecordedEvent[]):
 }
 
 /**
- * Counts the window rows (statements reading `event_json` of `window_entries`) better-sqlite3
- * hands out between two turns of the event loop while `run` runs; resolves to the most in one turn
- * and the number of turns.
+ * Counts the window rows (statements reading `event_json` of `window_entries`: rows handed out by
+ * `all`, or the rowids a `get` of the window answer's page joins) read between two turns of the
+ * event loop while `run` runs; resolves to the most in one turn and the number of turns.
  */
 async function windowRowsPerTurn<T>(store: ReadModelStore, run: () => Promise<T>): Promise<{ result: T; mostInOneTurn: number; turns: number }> {
-  const proto = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as { all: (...args: unknown[]) => unknown[] };
-  const all = proto.all;
+  const proto = Object.getPrototypeOf(store.db.prepare('SELECT 1')) as { all: (...args: unknown[]) => unknown[]; get: (...args: unknown[]) => unknown };
+  const { all, get } = proto;
   let inTurn = 0;
   let mostInOneTurn = 0;
   let turns = 0;
+  const readsRows = (source: string): boolean => source.includes('window_entries') && source.includes('event_json');
   const spy = jest.spyOn(proto, 'all').mockImplementation(function (this: { source: string }, ...args: unknown[]) {
     const rows = all.apply(this, args);
-    if (this.source.includes('window_entries') && this.source.includes('event_json')) inTurn += rows.length;
+    if (readsRows(this.source)) inTurn += rows.length;
     return rows;
+  });
+  const pageSpy = jest.spyOn(proto, 'get').mockImplementation(function (this: { source: string }, ...args: unknown[]) {
+    const row = get.apply(this, args);
+    const rowids = (args[0] as { rowids?: string } | undefined)?.rowids;
+    if (readsRows(this.source) && typeof rowids === 'string') inTurn += (JSON.parse(rowids) as unknown[]).length;
+    return row;
   });
   let done = false;
   const tick = (): void => {
@@ -74,6 +81,7 @@ async function windowRowsPerTurn<T>(store: ReadModelStore, run: () => Promise<T>
   } finally {
     done = true;
     spy.mockRestore();
+    pageSpy.mockRestore();
   }
 }
 
@@ -102,8 +110,28 @@ describe('readWindowRows: the projected window in pages of one snapshot', () => 
     expect(parsed.mostInOneTurn).toBeLessThanOrEqual(WINDOW_ROWS_PER_PAGE);
     // The page size is the bound: 100 rows a page, 30 pages.
     const small = await windowRowsPerTurn(projector.store, () => getWindowJson(projector.store, 'default', 's', 'chars', { rowsPerPage: 100 }));
+    expect(small.mostInOneTurn).toBeGreaterThan(0);
     expect(small.mostInOneTurn).toBeLessThanOrEqual(100);
     expect(small.turns).toBeGreaterThanOrEqual(29);
+  });
+
+  it('ends a page at pageBytes of stored events too; an event larger than that is a page alone', async () => {
+    const own = fileProjector();
+    const big = new RecordedSessionLog();
+    for (let i = 0; i < 30; i++) big.append('s', user(`u${i}`, 'x'.repeat(i === 10 ? 5000 : 100)));
+    project(own, big.events);
+    const whole = (await getWindowJson(own.store, 'default', 's', 'cl100k_base'))!;
+    // ~150 bytes of stored JSON an event: 1,000 bytes hold 6; the 5,000-character one is alone.
+    const pages: number[] = [];
+    const visited = await readWindowRows(own.store, 'default', 's', (rows) => void pages.push(rows.length), { pageBytes: 1000 });
+    expect(visited).not.toBeNull();
+    expect(pages.reduce((a, b) => a + b, 0)).toBe(30);
+    expect(Math.max(...pages)).toBeLessThanOrEqual(7);
+    expect(pages).toContain(1);
+    const bounded = await windowRowsPerTurn(own.store, () => getWindowJson(own.store, 'default', 's', 'cl100k_base', { pageBytes: 1000 }));
+    expect(bounded.result!.equals(whole)).toBe(true);
+    expect(bounded.mostInOneTurn).toBeLessThanOrEqual(7);
+    own.store.close();
   });
 
   it('answers what one read answers, whatever the page size (entries in window order, the same bytes)', async () => {
