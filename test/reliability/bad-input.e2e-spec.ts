@@ -1204,6 +1204,38 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /^strategy: is required \(the body has an unknown field "stratgy": did you mean "strategy"\?\)$/,
   },
+  // A strategy's or trigger's parameter sent beside them is told where it belongs: "remove it" ran the compaction with the default.
+  {
+    name: 'compact: maxTurns beside the strategy',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: { strategy: { type: 'turn-window' }, maxTurns: 3 },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'maxTurns',
+    mentions:
+      /^maxTurns: unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it into "strategy" or "trigger" \(strategy\.maxTurns \/ trigger\.maxTurns\)$/,
+  },
+  {
+    name: 'policy: maxEvents beside the strategy',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, maxEvents: 5 },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'maxEvents',
+    mentions: /^maxEvents: unknown field "maxEvents": it is a parameter of the strategy; move it into "strategy" \(strategy\.maxEvents\)$/,
+  },
+  {
+    name: 'policy: threshold beside the trigger',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, threshold: 1000 },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'threshold',
+    mentions: /^threshold: unknown field "threshold": it is a parameter of the trigger; move it into "trigger" \(trigger\.threshold\)$/,
+  },
   {
     name: 'recall: q sent as Q',
     method: 'get',

@@ -10,6 +10,7 @@ export * from './failure-kind';
 export * from './formatter';
 export * from './token-estimators';
 export * from './invalid-parameter-error';
+export * from './parameter-keys';
 export * from './parameters';
 export * from './triggers';
 export * from './classify';

@@ -15,6 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
+import { keysOf, STRATEGY_ALLOWED_KEYS } from './parameter-keys';
 import { firstUnknownKey, unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
 
 /** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
@@ -48,16 +49,8 @@ export const STRATEGY_DEFAULTS = {
   },
 } as const;
 
-const ALLOWED_KEYS: Record<StrategyType, readonly string[]> = {
-  'sliding-window': ['type', 'maxEvents'],
-  'turn-window': ['type', 'maxTurns'],
-  'token-count': ['type', 'maxTokens'],
-  'recursive-summarization': ['type', 'maxEventsToKeep', 'overlapSize', 'shadowPrompt', 'systemPrompt'],
-  'rolling-summary': ['type', 'keepTurns', 'summarizeAtTokens', 'shadowPrompt', 'systemPrompt'],
-};
-
 /** Every key some strategy type takes, `type` first: what a strategy without a type may have meant. */
-const STRATEGY_KEYS: readonly string[] = [...new Set(Object.values(ALLOWED_KEYS).flat())];
+const STRATEGY_KEYS: readonly string[] = keysOf('strategy');
 
 /**
  * The {@link unknownFieldHint} of object `input` (at `path`) that lacks its required `type`: its
@@ -145,7 +138,7 @@ export function parseStrategy(input: unknown): Strategy {
     throw new InvalidParameterError('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`, describeValue(type));
   }
   const t = type as StrategyType;
-  rejectUnknownKeys(input, ALLOWED_KEYS[t], 'strategy');
+  rejectUnknownKeys(input, STRATEGY_ALLOWED_KEYS[t], 'strategy');
   const max = MAX_PARAMETER_VALUE;
   switch (t) {
     case 'sliding-window': {

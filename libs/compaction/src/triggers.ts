@@ -6,6 +6,7 @@ import { classifyEvents } from './classify';
 import { describeValue, InvalidParameterError } from './invalid-parameter-error';
 import { MAX_PARAMETER_VALUE, missingTypeHint, readInteger, rejectUnknownKeys } from './parameters';
 import type { CostedEvent } from './session-event';
+import { keysOf, TRIGGER_ALLOWED_KEYS } from './parameter-keys';
 
 /** The trigger types of DESIGN §3.5. */
 export const TRIGGER_TYPES: readonly Trigger['type'][] = ['turn-count', 'token-count', 'any-of', 'all-of'];
@@ -17,7 +18,7 @@ export const MAX_TRIGGER_DEPTH = 8;
 export const MAX_TRIGGER_MEMBERS = 32;
 
 /** Every key some trigger type takes, `type` first: what a trigger without a type may have meant. */
-const TRIGGER_KEYS: readonly string[] = ['type', 'maxTurns', 'threshold', 'triggers'];
+const TRIGGER_KEYS: readonly string[] = keysOf('trigger');
 
 function parseAt(input: unknown, path: string, depth: number): Trigger {
   if (input === undefined) throw InvalidParameterError.missing(path, 'an object with a "type"');
@@ -30,8 +31,7 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   if (typeof type !== 'string' || !(TRIGGER_TYPES as readonly string[]).includes(type)) {
     throw new InvalidParameterError(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, describeValue(type));
   }
-  const allowedKeys = type === 'turn-count' ? ['type', 'maxTurns'] : type === 'token-count' ? ['type', 'threshold'] : ['type', 'triggers'];
-  rejectUnknownKeys(obj, allowedKeys, path);
+  rejectUnknownKeys(obj, TRIGGER_ALLOWED_KEYS[type as Trigger['type']], path);
   switch (type) {
     case 'turn-count':
       return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 1, MAX_PARAMETER_VALUE) };

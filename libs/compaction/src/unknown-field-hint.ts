@@ -11,6 +11,7 @@
  * bounded to short names: it is never run on a long key (a key longer than
  * {@link MAX_COMPARED_NAME_LENGTH} is no near miss of any field name).
  */
+import { keysOf, type ParameterHolder } from './parameter-keys';
 import { quoteInput } from './quoted-input';
 
 /** Most unknown keys a hint names; more are counted (`and 3 more`). */
@@ -94,26 +95,86 @@ function nearMissesFirst(unknownKeys: readonly string[], candidates: readonly st
   return [...paired.filter((p) => p.field !== undefined), ...paired.filter((p) => p.field === undefined)];
 }
 
+/** The body fields that hold parameters, in the order messages name them. */
+const PARAMETER_HOLDERS: readonly ParameterHolder[] = ['strategy', 'trigger'];
+
+/** Where a parameter sent at the wrong level belongs ({@link parameterPlacesOf}). */
+export interface ParameterPlaces {
+  /** The parameter's name: the key itself, or the parameter it is a near miss of (`maxturns` → `maxTurns`). */
+  parameter: string;
+  /** The fields of the object whose strategy or trigger takes that parameter, in that order (never empty). */
+  holders: readonly ParameterHolder[];
+}
+
+/**
+ * Where the unknown key `key` of an object whose schema has `fields` belongs, when it is (exactly,
+ * or a near miss by {@link nearMissOf}) a parameter of a strategy or trigger type
+ * ({@link keysOf}; `type` is none) and the object has a `strategy` / `trigger` field: that
+ * parameter and the fields whose types take it (`maxTurns` → strategy (turn-window) and trigger
+ * (turn-count); `maxEvents` → strategy only; `threshold` → trigger only). Undefined otherwise
+ * (also for an object without those fields, e.g. an event or a query).
+ */
+export function parameterPlacesOf(key: string, fields: readonly string[]): ParameterPlaces | undefined {
+  const holders = PARAMETER_HOLDERS.filter((h) => fields.includes(h));
+  const names = [...new Set(holders.flatMap((h) => keysOf(h).filter((k) => k !== 'type')))];
+  const parameter = names.includes(key) ? key : nearMissOf(key, names);
+  if (parameter === undefined) return undefined;
+  return { parameter, holders: holders.filter((h) => keysOf(h).includes(parameter)) };
+}
+
+/** `"strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`: where {@link ParameterPlaces} says to move a key. */
+function intoPlaces({ parameter, holders }: ParameterPlaces): string {
+  return `${holders.map((h) => quoteInput(h)).join(' or ')} (${holders.map((h) => `${h}.${parameter}`).join(' / ')})`;
+}
+
 /**
  * The message for keys an object holds that are not among its fields (a refusal of its own, not
  * beside a missing field): `unknown field "x": remove it`, or, when the key is a near miss of a
  * field among `candidates` ({@link nearMissOf}), `unknown field "dryrun": did you mean "dryRun"?`
- * (removing it would change what the request does: a dry run would write). Several keys: `unknown
- * fields "dryrun", "x": did you mean "dryRun" for "dryrun"? remove the others` or `…: remove them`;
- * the near misses named first, at most {@link MAX_NAMED_UNKNOWN_KEYS} keys (`and N more`).
- * `candidates` should leave out the fields the object already holds (`Id` beside `id` is no typo of
- * it). Keys are quoted as errors quote client input.
+ * (removing it would change what the request does: a dry run would write). A key that is no such
+ * near miss but a parameter of a strategy or trigger, sent beside them in an object whose `fields`
+ * (every field its schema has, held or not) include `strategy` / `trigger`
+ * ({@link parameterPlacesOf}), is told where it belongs, not to be removed (that would run with the
+ * default): `unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it
+ * into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`, for a near miss `unknown
+ * field "maxEvent": did you mean "maxEvents", a parameter of the strategy? move it into "strategy"
+ * (strategy.maxEvents)`. Several keys: `unknown fields "dryrun", "x": did you mean "dryRun" for
+ * "dryrun"? remove the others` or `…: remove them`, with `move "maxTurns" into "strategy" or
+ * "trigger" (strategy.maxTurns / trigger.maxTurns), "threshold" into "trigger" (trigger.threshold)`
+ * after the question for the named parameters (`…; remove the others` when keys are left); the
+ * near misses of `candidates` named first, at most {@link MAX_NAMED_UNKNOWN_KEYS} keys (`and N
+ * more`). `candidates` should leave out the fields the object already holds (`Id` beside `id` is
+ * no typo of it). Keys are quoted as errors quote client input.
  */
-export function unknownKeysMessage({ unknownKeys, candidates, noun = 'field' }: Omit<UnknownFieldHintInput, 'holder'>): string {
+export function unknownKeysMessage({
+  unknownKeys,
+  candidates,
+  noun = 'field',
+  fields = [],
+}: Omit<UnknownFieldHintInput, 'holder'> & { fields?: readonly string[] }): string {
   const ordered = nearMissesFirst(unknownKeys, candidates);
   const named = ordered.slice(0, MAX_NAMED_UNKNOWN_KEYS);
   const more = unknownKeys.length - named.length;
   const list = `${named.map((k) => quoteInput(k.key)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
   const misses = named.filter((k): k is { key: string; field: string } => k.field !== undefined);
-  if (unknownKeys.length === 1) return `unknown ${noun} ${list}: ${misses.length === 1 ? `did you mean ${quoteInput(misses[0].field)}?` : 'remove it'}`;
-  if (misses.length === 0) return `unknown ${noun}s ${list}: remove them`;
-  const question = `did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`;
-  return `unknown ${noun}s ${list}: ${question}${misses.length < unknownKeys.length ? ' remove the others' : ''}`;
+  const moves = named.flatMap((k) => {
+    const places = k.field === undefined ? parameterPlacesOf(k.key, fields) : undefined;
+    return places === undefined ? [] : [{ key: k.key, places }];
+  });
+  if (unknownKeys.length === 1) {
+    if (misses.length === 1) return `unknown ${noun} ${list}: did you mean ${quoteInput(misses[0].field)}?`;
+    if (moves.length === 0) return `unknown ${noun} ${list}: remove it`;
+    const { parameter, holders } = moves[0].places;
+    const of = holders.map((h) => `the ${h}`).join(' or ');
+    const what = parameter === moves[0].key ? `it is a parameter of ${of};` : `did you mean ${quoteInput(parameter)}, a parameter of ${of}?`;
+    return `unknown ${noun} ${list}: ${what} move it into ${intoPlaces(moves[0].places)}`;
+  }
+  if (misses.length === 0 && moves.length === 0) return `unknown ${noun}s ${list}: remove them`;
+  const question = misses.length === 0 ? [] : [`did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`];
+  const move = moves.length === 0 ? [] : [`move ${moves.map((m) => `${quoteInput(m.key)} into ${intoPlaces(m.places)}`).join(', ')}`];
+  const others = misses.length + moves.length < unknownKeys.length;
+  const advice = [...question, ...move].join(' ');
+  return `unknown ${noun}s ${list}: ${advice}${others ? `${moves.length > 0 ? ';' : ''} remove the others` : ''}`;
 }
 
 /**

@@ -2,7 +2,18 @@
  * The one rule for a misspelled field (`unknownFieldHint`): what a "required" message adds when
  * the object also holds keys the service does not know, and which of them are near misses.
  */
-import { fieldNameDistance, nearMissOf, parseStrategy, parseTrigger, unknownFieldHint } from '@lib/compaction';
+import fc from 'fast-check';
+import {
+  fieldNameDistance,
+  nearMissOf,
+  parseStrategy,
+  parseTrigger,
+  STRATEGY_ALLOWED_KEYS,
+  TRIGGER_ALLOWED_KEYS,
+  unknownFieldHint,
+  unknownKeysMessage,
+  type InvalidParameterError,
+} from '@lib/compaction';
 
 function messageOf(run: () => unknown): string {
   try {
@@ -75,6 +86,84 @@ describe('a strategy or trigger without its type names the keys no variant takes
   it('given a strategy with only known keys and no type, when parsed, then the message is as before', () => {
     expect(messageOf(() => parseStrategy({ maxEvents: 4 }))).toBe(
       'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary',
+    );
+  });
+});
+
+describe('unknownKeysMessage: a strategy or trigger parameter sent beside them is told where it belongs, not "remove it" (removing it runs with the default)', () => {
+  const body = ['strategy', 'trigger', 'estimator', 'dryRun'];
+
+  it('given "maxTurns" beside a strategy and a trigger, when refused, then it is moved into either (a turn-window and a turn-count parameter)', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['maxTurns'], candidates: ['estimator', 'dryRun'], fields: body })).toBe(
+      'unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)',
+    );
+  });
+
+  it('given "maxEvents" or "threshold", when refused, then only the object whose types take it is named', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['maxEvents'], candidates: [], fields: body })).toBe(
+      'unknown field "maxEvents": it is a parameter of the strategy; move it into "strategy" (strategy.maxEvents)',
+    );
+    expect(unknownKeysMessage({ unknownKeys: ['threshold'], candidates: [], fields: body })).toBe(
+      'unknown field "threshold": it is a parameter of the trigger; move it into "trigger" (trigger.threshold)',
+    );
+  });
+
+  it('given a near miss of a parameter, when refused, then the parameter is suggested with where it belongs', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['maxevent'], candidates: [], fields: body })).toBe(
+      'unknown field "maxevent": did you mean "maxEvents", a parameter of the strategy? move it into "strategy" (strategy.maxEvents)',
+    );
+  });
+
+  it('given an object without a strategy field, or a parameter of the object the schema lacks, when refused, then "remove it" as before', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['maxTurns'], candidates: [], fields: ['events', 'userId'] })).toBe('unknown field "maxTurns": remove it');
+    expect(unknownKeysMessage({ unknownKeys: ['maxTurns'], candidates: [] })).toBe('unknown field "maxTurns": remove it');
+    expect(unknownKeysMessage({ unknownKeys: ['threshold'], candidates: [], fields: ['strategy'] })).toBe('unknown field "threshold": remove it');
+    expect(unknownKeysMessage({ unknownKeys: ['maxTurns'], candidates: [], fields: ['strategy'] })).toBe(
+      'unknown field "maxTurns": it is a parameter of the strategy; move it into "strategy" (strategy.maxTurns)',
+    );
+    expect(unknownKeysMessage({ unknownKeys: ['type'], candidates: [], fields: body })).toBe('unknown field "type": remove it');
+  });
+
+  it('given a near miss of a body field that is also near a parameter, when refused, then the body field wins ("did you mean" as before)', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['triggers'], candidates: ['trigger', 'estimator', 'dryRun'], fields: body })).toBe(
+      'unknown field "triggers": did you mean "trigger"?',
+    );
+  });
+
+  it('given several keys, when refused, then near misses stay first, five are named, and each parameter named gets its place', () => {
+    expect(unknownKeysMessage({ unknownKeys: ['junk', 'maxTurns', 'dryrun', 'threshold'], candidates: ['dryRun'], fields: body })).toBe(
+      'unknown fields "dryrun", "junk", "maxTurns", "threshold": did you mean "dryRun" for "dryrun"? move "maxTurns" into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns), "threshold" into "trigger" (trigger.threshold); remove the others',
+    );
+    expect(unknownKeysMessage({ unknownKeys: ['maxEvents', 'threshold'], candidates: [], fields: body })).toBe(
+      'unknown fields "maxEvents", "threshold": move "maxEvents" into "strategy" (strategy.maxEvents), "threshold" into "trigger" (trigger.threshold)',
+    );
+    expect(unknownKeysMessage({ unknownKeys: ['j0', 'j1', 'j2', 'j3', 'j4', 'maxTurns'], candidates: [], fields: body })).toBe(
+      'unknown fields "j0", "j1", "j2", "j3", "j4" and 1 more: remove them',
+    );
+  });
+
+  it('property: the places named are exactly the objects of the body whose parser takes the key as a parameter of some type', () => {
+    const holders = ['strategy', 'trigger'] as const;
+    const parse = { strategy: parseStrategy, trigger: parseTrigger };
+    const types = { strategy: Object.keys(STRATEGY_ALLOWED_KEYS), trigger: Object.keys(TRIGGER_ALLOWED_KEYS) };
+    // the parsers are the oracle: a key is a parameter of `h` when some type of `h` does not refuse it as unknown ("must be absent")
+    const takes = (h: (typeof holders)[number], key: string) =>
+      types[h].some((type) => {
+        try {
+          parse[h]({ type, [key]: 1 });
+          return true;
+        } catch (err) {
+          return (err as InvalidParameterError).parameter !== `${h}.${key}` || !(err as Error).message.includes('must be absent');
+        }
+      });
+    const names = [...new Set([...Object.values(STRATEGY_ALLOWED_KEYS), ...Object.values(TRIGGER_ALLOWED_KEYS)].flat())];
+    fc.assert(
+      fc.property(fc.constantFrom(...names, 'dryRun', 'junk', 'events'), fc.subarray([...holders, 'estimator']), (key, fields) => {
+        const message = unknownKeysMessage({ unknownKeys: [key], candidates: [], fields });
+        const expected = holders.filter((h) => key !== 'type' && fields.includes(h) && takes(h, key));
+        for (const h of holders) expect(message.includes(`${h}.${key}`)).toBe(expected.includes(h));
+        expect(message.endsWith('remove it')).toBe(expected.length === 0);
+      }),
     );
   });
 });

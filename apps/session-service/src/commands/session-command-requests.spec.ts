@@ -481,6 +481,58 @@ describe('an unknown key that is a near miss of an optional field is suggested, 
   });
 });
 
+describe('a strategy or trigger parameter sent beside them is told where it belongs, not "remove it" (HTTP and NATS)', () => {
+  // Removing it, as "remove it" said, ran the compaction with the default (maxTurns 10 for 3).
+  const natsAnswer = (kind: 'compact' | 'policy', body: unknown) => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    return executor.execute({
+      subject: commandSubject('smc', 't', 's', kind),
+      data: new TextEncoder().encode(JSON.stringify(body)),
+      commandId: 'c1',
+      redelivered: false,
+    });
+  };
+  const cases: Array<[kind: 'compact' | 'policy', body: Record<string, unknown>, parameter: string, message: string]> = [
+    [
+      'compact',
+      { strategy: { type: 'turn-window' }, maxTurns: 3 },
+      'maxTurns',
+      'maxTurns: unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, maxEvents: 5 },
+      'maxEvents',
+      'maxEvents: unknown field "maxEvents": it is a parameter of the strategy; move it into "strategy" (strategy.maxEvents)',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, threshold: 1000 },
+      'threshold',
+      'threshold: unknown field "threshold": it is a parameter of the trigger; move it into "trigger" (trigger.threshold)',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window' }, junk: 1, maxEvent: 5, dryrun: true },
+      'dryrun',
+      'dryrun: unknown fields "dryrun", "junk", "maxEvent": did you mean "dryRun" for "dryrun"? move "maxEvent" into "strategy" (strategy.maxEvents); remove the others',
+    ],
+  ];
+
+  it.each(cases)('%s %j: 400 validation_failed naming where it belongs, parameter as before', async (kind, body, parameter, message) => {
+    const err = refusal(() => (kind === 'compact' ? compactCommandFrom(schemas, 't', 's', body) : policyCommandFrom(schemas, 't', 's', body)));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter, message });
+    const answer = await natsAnswer(kind, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter, message });
+  });
+
+  it('an unknown key of an append (no strategy there) is still to remove', () => {
+    expect(refusal(() => fromEvents({ events: [user], maxTurns: 3 })).message).toBe('maxTurns: unknown field "maxTurns": remove it');
+  });
+});
+
 describe('trigger parameters are positive, as strategy parameters are (HTTP and NATS)', () => {
   const strategy = { type: 'sliding-window', maxEvents: 4 };
 
