@@ -343,17 +343,20 @@ describe('a body sent to the other append route is told where it goes (HTTP and 
   });
 });
 
+/** The answer of a NATS command of `kind` with `body` (tenant `t`, session `s`), validated only: its command bus refuses to run anything. */
+function natsAnswer(kind: 'append' | 'messages' | 'compact' | 'policy', body: unknown) {
+  const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+  const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+  return executor.execute({
+    subject: commandSubject('smc', 't', 's', kind),
+    data: new TextEncoder().encode(JSON.stringify(body)),
+    commandId: 'c1',
+    redelivered: false,
+  });
+}
+
 describe('a misspelled required field is named, with the field it may have meant (HTTP and NATS)', () => {
-  const send = (kind: 'append' | 'messages' | 'compact' | 'policy', body: unknown) => {
-    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
-    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
-    return executor.execute({
-      subject: commandSubject('smc', 't', 's', kind),
-      data: new TextEncoder().encode(JSON.stringify(body)),
-      commandId: 'c1',
-      redelivered: false,
-    });
-  };
+  const send = natsAnswer;
 
   it('given {"evnts": […]} on /events (NATS append), when validated, then 400 validation_failed "events: is required" names "evnts" and suggests "events"', async () => {
     const message = 'events: is required (the body has an unknown field "evnts": did you mean "events"?)';
@@ -483,16 +486,6 @@ describe('an unknown key that is a near miss of an optional field is suggested, 
 
 describe('a strategy or trigger parameter sent beside them is told where it belongs, not "remove it" (HTTP and NATS)', () => {
   // Removing it, as "remove it" said, ran the compaction with the default (maxTurns 10 for 3).
-  const natsAnswer = (kind: 'compact' | 'policy', body: unknown) => {
-    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
-    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
-    return executor.execute({
-      subject: commandSubject('smc', 't', 's', kind),
-      data: new TextEncoder().encode(JSON.stringify(body)),
-      commandId: 'c1',
-      redelivered: false,
-    });
-  };
   const cases: Array<[kind: 'compact' | 'policy', body: Record<string, unknown>, parameter: string, message: string]> = [
     [
       'compact',
