@@ -19,7 +19,7 @@
  *
  * Load does not inflate CPU time, so the appends are also held to a bound a wall-clock limit could
  * not keep on a shared machine: on Linux, the CPU time the service's event-loop thread ran while
- * one probe waited (probes every 5 ms) stays under {@link EVENT_LOOP_CPU_LIMIT_MS}, counting the
+ * one probe waited (probes every 5 ms) stays under {@link eventLoopCpuLimitMs}, counting the
  * probes during which the prober itself got a CPU at once (else its window also holds what the
  * service did after answering). Before the 3 MB body was decoded with ICU and the projector read
  * the event from the store's memory, one probe waited behind 31–34 ms of CPU (the body's read,
@@ -62,6 +62,18 @@ function probeLimitMs(): number {
  * 22.7–37.5 ms stretches are explained.
  */
 const EVENT_LOOP_CPU_LIMIT_MS = 30;
+
+/**
+ * {@link EVENT_LOOP_CPU_LIMIT_MS} on this machine now: CPU time is steadier under load than wall
+ * time, not immune to it (the two vCPUs of this machine kind share caches, and a stretch not yet
+ * explained, above, grows with them): a newcomer's run of the whole suite at load average 5–8 on
+ * 2 cores (2026-12-05, ncwindowjson) saw one probe behind 46.3 ms, where the spec alone then gave
+ * 7.7 ms idle and 6.5 ms beside three busy processes. Scaled like {@link probeLimitMs}, by the
+ * runnable work per core when over 1, at most twice: 30 on a quiet machine, at most 60.
+ */
+function eventLoopCpuLimitMs(): number {
+  return Math.round(EVENT_LOOP_CPU_LIMIT_MS * Math.min(2, Math.max(1, (os.loadavg()[0] + 1) / os.cpus().length)));
+}
 
 /** A probe counts for {@link EVENT_LOOP_CPU_LIMIT_MS} when the prober waited less than this (ms) for a CPU during it. */
 const PROBER_WAIT_MAX_MS = 2;
@@ -125,19 +137,20 @@ describe('adversarial per-request cost', () => {
       const { latencies, failures } = probes;
       const cpu = eventLoopCpuPerProbe(probes);
       const limitMs = probeLimitMs();
+      const cpuLimitMs = eventLoopCpuLimitMs();
       const windowRes = await fetch(`${service.url}/v1/sessions/${session}/window`);
       const work = { appended, tokens: ((await windowRes.json()) as { tokens: number }).tokens, projectedMs };
       expect(failures).toEqual([]);
       const { tokens } = work;
       expect(appended.status).toBe(201);
       process.stderr.write(
-        `adversarial append (${kind}): answered in ${appended.ms} ms, projected in ${projectedMs} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs}); ${cpuLine(cpu)} (limit ${EVENT_LOOP_CPU_LIMIT_MS})\n`,
+        `adversarial append (${kind}): answered in ${appended.ms} ms, projected in ${projectedMs} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs}); ${cpuLine(cpu)} (limit ${cpuLimitMs})\n`,
       );
       // The work was in flight for several probes; on failure this shows which probes were slow (index, ms).
       expect(latencies.length).toBeGreaterThanOrEqual(5);
       expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= limitMs)).toEqual([]);
-      // No stretch of the event loop's own work as long as the limit (probe index, CPU ms), whatever the load.
-      expect((cpu ?? []).filter(([, ms]) => ms >= EVENT_LOOP_CPU_LIMIT_MS)).toEqual([]);
+      // No stretch of the event loop's own work as long as the limit (probe index, CPU ms).
+      expect((cpu ?? []).filter(([, ms]) => ms >= cpuLimitMs)).toEqual([]);
       expect(tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
     },
     300_000,
