@@ -51,7 +51,7 @@ export interface BenchSizes {
 
 /** `--quick`: every figure, small sizes, under 60 s. */
 export const QUICK: BenchSizes = {
-  appendSeconds: 3,
+  appendSeconds: 2,
   baselineSeconds: 1,
   clients: 16,
   logSizes: [1_000, 10_000],

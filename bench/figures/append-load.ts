@@ -231,7 +231,8 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
     .slice(0, 500)
     .map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
   const batchSize = 50;
-  const batchSeconds = Math.max(2, Math.round(options.seconds / 2));
+  // Half the single-event runs (10 s of the full run's 20; 1 s of the quick run's 2).
+  const batchSeconds = Math.max(1, Math.round(options.seconds / 2));
 
   progress(`raw better-sqlite3 baseline (${options.baselineSeconds}s)`);
   const baseline = rawSqliteBaseline(options.dir, options.baselineSeconds, payloads);
@@ -254,8 +255,9 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
     // The same load plus figure 3's read-your-writes probe (one more client appending to its own
     // session and reading that session's whole window at each ack, 20 ms apart): how issue 14's
     // 749 events/s was measured, and where the projection lag is measured.
-    progress(`HTTP append load with the read-your-writes probe: ${options.clients} clients + 1, ${options.seconds}s (+1s warm-up)`);
-    const probed = await runWorker({ ports: [running.port], clients: options.clients, seconds: options.seconds, warmup: 1, messages });
+    // Half a second of warm-up: the service is warm from the run before (the probe starts with the measurement).
+    progress(`HTTP append load with the read-your-writes probe: ${options.clients} clients + 1, ${options.seconds}s (+0.5s warm-up)`);
+    const probed = await runWorker({ ports: [running.port], clients: options.clients, seconds: options.seconds, warmup: 0.5, messages });
     // Let the projector catch up with the last acks.
     const lastPosition = Math.max(0, ...probed.results.flatMap((r) => r.acks.map((a) => a[0])));
     await projector.waitForPosition(BigInt(lastPosition), 10_000);
