@@ -4,7 +4,8 @@
  * (`getWindow`): each active event in window order with `tokens` (its cost under the estimator,
  * left out when its costs lack it), `revision` (a decimal string), `createdAt` and `compactionId`
  * (a summary's), and `tokens` in the head as their sum. For any content (lone surrogates, quotes,
- * control characters, astral characters), any costs, any compaction, any page bounds; and when
+ * control characters, astral characters), any costs, any compaction, any page bounds, events built
+ * by SQLite or (larger than `aloneBytes`) spliced as bytes; and when
  * SQLite concatenates a page's rows out of order, the page is read again sorted.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -90,16 +91,18 @@ describe('getWindowJson: the window answer built by SQLite', () => {
         fc.constantFrom(...ESTIMATORS),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 1, max: 2000 }),
-        async (events, archived, estimator, rowsPerPage, pageBytes) => {
+        fc.option(fc.integer({ min: 1, max: 400 }), { nil: undefined }),
+        async (events, archived, estimator, rowsPerPage, pageBytes, aloneBytes) => {
           const id = `s${session++}`;
           const before = log.events.length;
           recordSession(log, id, events, archived);
           projector.applyBatch(log.events.slice(before));
-          const bytes = (await getWindowJson(store, 'default', id, estimator, { rowsPerPage, pageBytes }))!;
+          // aloneBytes: events above it are read as bytes and spliced (default 64 KiB: none here), the others built by SQLite.
+          const bytes = (await getWindowJson(store, 'default', id, estimator, { rowsPerPage, pageBytes, aloneBytes }))!;
           expect(bytes.toString('utf8')).toBe(expectedJson(store, id, estimator));
         },
       ),
-      { numRuns: 60, seed: 20261205 },
+      { numRuns: 80, seed: 20261205 },
     );
     store.close();
   });

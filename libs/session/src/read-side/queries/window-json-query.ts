@@ -10,8 +10,10 @@ import { preparedOn, readWindowPages, type WindowRowsOptions } from './window-ro
  * `{ sessionId, revision, tokens, estimator, events: [{ ...event, tokens, revision, createdAt, compactionId? }] }`
  * (revisions as decimal strings; `tokens` under `estimator`, UTF-16 code units for `chars`), the
  * same bytes as `JSON.stringify` of the answer built from {@link getWindow}'s entries, in the same
- * window order (DESIGN §3.3.4). Each event's stored JSON is spliced in as bytes, never decoded,
- * so a 1,000,000-character event costs the event loop a copy, not a parse and a stringify.
+ * window order (DESIGN §3.3.4). No event is parsed or stringified: a page of events is built by
+ * SQLite from their stored JSON (`windowJsonPage`), and an event of more than `options.aloneBytes`
+ * (default {@link LARGE_EVENT_BYTES}) is a page alone, its stored JSON spliced in as bytes, so a
+ * 1,000,000-character event costs the event loop a copy.
  *
  * Relies on what the projector stores: `event_json` is `JSON.stringify` of a validated event,
  * whose keys never include `tokens`, `revision`, `createdAt` or `compactionId`.
@@ -32,17 +34,19 @@ export async function getWindowJson(
   const pages: Buffer[] = [];
   let tokens = 0;
   const path = estimatorPath(estimator);
+  // A larger event is a page alone, spliced in JavaScript (tests set it small to read every event so).
+  const aloneBytes = options.aloneBytes ?? LARGE_EVENT_BYTES;
   const session = await readWindowPages(
     store,
     tenantId,
     sessionId,
-    (db, rowids) => readJsonPage(db, rowids, path),
+    (db, rowids, bytes) => readJsonPage(db, rowids, rowids.length === 1 && bytes > aloneBytes, path),
     (page) => {
       if (pages.length > 0) pages.push(COMMA);
       pages.push(page.json);
       tokens += page.uncosted > 0 ? NaN : page.tokens;
     },
-    options,
+    { ...options, aloneBytes },
   );
   if (!session) return null;
   const head = new JsonBytes();
@@ -58,15 +62,30 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
 
 /**
- * One page of the window answer's events, built by SQLite in one statement: for each row of the
- * page, the stored event JSON with the answer's members after its own (`tokens` when its costs
- * hold the estimator, as its stored JSON text; `revision` as a decimal string; `createdAt`;
- * `compactionId` when set), the rows joined by commas: the bytes of what `JSON.stringify` makes of
- * `{ ...event, tokens, revision, createdAt, compactionId }` for each entry of `getWindow` (the
- * stored event JSON was written by `JSON.stringify` of a validated event, whose keys are never
- * these four), which `session-reads-json.spec.ts` checks. `total()` sums the page's costs;
- * `uncosted` counts rows whose costs lack the estimator (the sum is then NaN). Parameters: `path`,
- * the estimator's JSON path; `rowids`, the page's rowids as a JSON array.
+ * What follows an event's own members in the window answer, as SQL text over a `window_entries`
+ * row `w`: `tokens` when its costs hold the estimator (`@path`), as its stored JSON text;
+ * `revision` as a decimal string; `createdAt`; `compactionId` when set; then the closing brace.
+ * After the stored event JSON less its closing brace, and a comma unless it is `{}`, these are the
+ * bytes of what `JSON.stringify` makes of `{ ...event, tokens, revision, createdAt, compactionId }`
+ * for each entry of `getWindow` (the stored event JSON was written by `JSON.stringify` of a
+ * validated event, whose keys are never these four), which `window-json-page.spec.ts` and
+ * `session-reads-json.spec.ts` check. `concat()` copies each argument once (a chain of `||`
+ * copies a large event once per operator: 41–119 ms for five events of 4 MB against 17–32).
+ */
+const EVENT_MEMBERS = `concat(
+         CASE WHEN w.costs_json -> @path IS NULL THEN '' ELSE concat('"tokens":', w.costs_json -> @path, ',') END,
+         '"revision":"', w.revision, '","createdAt":', json_quote(w.created_at),
+         CASE WHEN w.compaction_id IS NULL OR w.compaction_id = '' THEN '' ELSE concat(',"compactionId":', json_quote(w.compaction_id)) END,
+         '}')`;
+
+/** A comma when the row's stored event has members of its own (is not `{}`), as SQL text over `w`. */
+const MEMBERS_COMMA = `CASE WHEN octet_length(w.event_json) <= 2 THEN '' ELSE ',' END`;
+
+/**
+ * One page of the window answer's events, built by SQLite in one statement: each row's stored
+ * event JSON with {@link EVENT_MEMBERS} after its own, the rows joined by commas. `total()` sums
+ * the page's costs; `uncosted` counts rows whose costs lack the estimator (the sum is then NaN).
+ * Parameters: `path`, the estimator's JSON path; `rowids`, the page's rowids as a JSON array.
  *
  * The rows are concatenated in the order the join visits them: `CROSS JOIN` makes `json_each` the
  * outer loop, which visits the array in order; `keys` lists the array indexes in the order
@@ -74,12 +93,8 @@ const CLOSE = Buffer.from(']}');
  * out of order. (An aggregate's `ORDER BY` sorts the rows' texts in a temporary B-tree: 3.7 ms
  * instead of 2.0 for a page of 1,600 events of ~300 bytes.)
  */
-const windowJsonPage = (order: string): string => `SELECT CAST(group_concat(
-         CASE WHEN octet_length(w.event_json) <= 2 THEN '{' ELSE substr(w.event_json, 1, length(w.event_json) - 1) || ',' END
-         || CASE WHEN w.costs_json -> @path IS NULL THEN '' ELSE '"tokens":' || (w.costs_json -> @path) || ',' END
-         || '"revision":"' || w.revision || '","createdAt":' || json_quote(w.created_at)
-         || CASE WHEN w.compaction_id IS NULL OR w.compaction_id = '' THEN '' ELSE ',"compactionId":' || json_quote(w.compaction_id) END
-         || '}', ',' ${order}) AS BLOB) AS json,
+const windowJsonPage = (order: string): string => `SELECT CAST(group_concat(concat(
+         substr(w.event_json, 1, length(w.event_json) - 1), ${MEMBERS_COMMA}, ${EVENT_MEMBERS}), ',' ${order}) AS BLOB) AS json,
        group_concat(j.key, ',' ${order}) AS keys,
        total(w.costs_json ->> @path) AS tokens,
        count(*) - count(w.costs_json -> @path) AS uncosted
@@ -89,6 +104,22 @@ FROM json_each(@rowids) AS j CROSS JOIN window_entries AS w ON w.rowid = j.value
 const AS_VISITED = windowJsonPage('');
 /** {@link windowJsonPage} sorted by the rowids' order. */
 const ORDERED = windowJsonPage('ORDER BY j.key');
+
+/**
+ * One large event of the window answer (a page alone, {@link LARGE_EVENT_BYTES}): its stored JSON
+ * as bytes, spliced in JavaScript with {@link EVENT_MEMBERS} (SQLite's string functions walk and
+ * copy a text several times: five events of 4 MB took 17–32 ms that way, 2–3 ms read as bytes).
+ * Parameters: `path`; `rowid`.
+ */
+const LARGE_EVENT = `SELECT CAST(w.event_json AS BLOB) AS event, concat(${MEMBERS_COMMA}, ${EVENT_MEMBERS}) AS members,
+       total(w.costs_json ->> @path) AS tokens, count(*) - count(w.costs_json -> @path) AS uncosted
+FROM window_entries AS w WHERE w.rowid = @rowid`;
+
+/**
+ * Stored event JSON (UTF-8 bytes) above which an event is a page of the window answer alone, read
+ * by {@link LARGE_EVENT}; smaller ones are built by {@link windowJsonPage}, which costs less per row.
+ */
+export const LARGE_EVENT_BYTES = 64 * 1024;
 
 /** What {@link windowJsonPage} answers for one page. */
 interface WindowJsonPage {
@@ -107,11 +138,25 @@ function estimatorPath(estimator: EstimatorName): string {
   return `$.${JSON.stringify(estimator)}`;
 }
 
-function readJsonPage(db: Database.Database, rowids: number[], path: string): WindowJsonPage {
+/** One page of the window answer: `large`, one event larger than `aloneBytes` ({@link LARGE_EVENT}), else built by SQLite ({@link windowJsonPage}). */
+function readJsonPage(db: Database.Database, rowids: number[], large: boolean, path: string): WindowJsonPage {
+  if (large) {
+    const row = preparedOn(db, LARGE_EVENT, (on) => on.prepare(LARGE_EVENT)).get({ path, rowid: rowids[0] }) as LargeEventRow;
+    const json = Buffer.concat([row.event.subarray(0, row.event.length - 1), Buffer.from(row.members)]);
+    return { json, tokens: row.tokens, uncosted: row.uncosted, keys: '0' };
+  }
   const params = { path, rowids: JSON.stringify(rowids) };
   const page = preparedOn(db, AS_VISITED, (on) => on.prepare(AS_VISITED)).get(params) as WindowJsonPage;
   if (page.keys === indexList(rowids.length)) return page;
   return preparedOn(db, ORDERED, (on) => on.prepare(ORDERED)).get(params) as WindowJsonPage;
+}
+
+/** What {@link LARGE_EVENT} answers. */
+interface LargeEventRow {
+  event: Buffer;
+  members: string;
+  tokens: number;
+  uncosted: number;
 }
 
 /** `0,1,…,n-1`: the keys of a page of `n` rows in order (the last few lengths remembered). */

@@ -55,10 +55,15 @@ export interface WindowRowsOptions {
   rowsPerPage?: number;
   /** Stored event bytes per page (default {@link WINDOW_PAGE_BYTES}, ≥ 1); a first event larger than this is a page alone. */
   pageBytes?: number;
+  /** An event whose stored JSON is larger than this (UTF-8 bytes) is a page alone (default: none is). */
+  aloneBytes?: number;
 }
 
-/** Reads one page of a session's window rows: `rowids` (of one session's window rows, in window order) on `db`, inside the read's snapshot. */
-export type WindowPageReader<T> = (db: Database.Database, rowids: number[]) => T;
+/**
+ * Reads one page of a session's window rows: `rowids` (of one session's window rows, in window
+ * order) on `db`, inside the read's snapshot; `bytes`, the size of their stored event JSON (UTF-8).
+ */
+export type WindowPageReader<T> = (db: Database.Database, rowids: number[], bytes: number) => T;
 
 /** A statement prepared once per connection (the read connections are kept and reused), by its SQL. */
 export function preparedOn(db: Database.Database, sql: string, make: (db: Database.Database) => Database.Statement): Database.Statement {
@@ -152,7 +157,8 @@ export function windowRowPages(db: Database.Database, sessionKey: string, perPag
  * step `undefined`; one statement iterated: `db` must not run another meanwhile), sorted into the
  * window order when all are read, then one page per step: at most `rowsPerPage` rows (default
  * {@link WINDOW_ROWS_PER_PAGE}) and `pageBytes` bytes of stored event JSON (default
- * {@link WINDOW_PAGE_BYTES}; a first event larger than that is a page alone). All steps must see
+ * {@link WINDOW_PAGE_BYTES}; a first event larger than that is a page alone), an event larger than
+ * `aloneBytes` a page alone. All steps must see
  * one snapshot: inside one transaction, or all done without a turn of the event loop in between.
  */
 export function* windowPages<T>(
@@ -179,13 +185,16 @@ export function* windowPages<T>(
   }
   // Revisions are below 2^53: exact as numbers.
   const order = Array.from(rowid.keys()).sort((i, j) => anchor[i] - anchor[j] || place[i] - place[j] || revision[i] - revision[j]);
+  const aloneBytes = options.aloneBytes ?? Infinity;
   for (let from = 0; from < order.length;) {
     let to = from + 1;
     let size = bytes[order[from]];
-    while (to < order.length && to - from < perPage && size + bytes[order[to]] <= pageBytes) size += bytes[order[to++]];
+    if (size <= aloneBytes)
+      while (to < order.length && to - from < perPage && bytes[order[to]] <= aloneBytes && size + bytes[order[to]] <= pageBytes) size += bytes[order[to++]];
     yield readPage(
       db,
       order.slice(from, to).map((i) => rowid[i]),
+      size,
     );
     from = to;
   }
