@@ -1227,14 +1227,15 @@ const CASES: BadRequest[] = [
     mentions: /^maxEvents: unknown field "maxEvents": it is a parameter of the strategy; move it into "strategy" \(strategy\.maxEvents\)$/,
   },
   {
-    name: 'policy: threshold beside the trigger',
+    name: 'policy: threshold beside a turn-count trigger (which does not take it)',
     method: 'put',
     path: `${S}/policy`,
     body: { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, threshold: 1000 },
     status: 400,
     code: 'validation_failed',
     parameter: 'threshold',
-    mentions: /^threshold: unknown field "threshold": it is a parameter of the trigger; move it into "trigger" \(trigger\.threshold\)$/,
+    mentions:
+      /^threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the turn-count trigger sent: change the type, or remove it$/,
   },
   {
     name: 'recall: q sent as Q',

@@ -11,7 +11,7 @@
  * bounded to short names: it is never run on a long key (a key longer than
  * {@link MAX_COMPARED_NAME_LENGTH} is no near miss of any field name).
  */
-import { keysOf, type ParameterHolder } from './parameter-keys';
+import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS, type ParameterHolder } from './parameter-keys';
 import { quoteInput } from './quoted-input';
 
 /** Most unknown keys a hint names; more are counted (`and 3 more`). */
@@ -104,27 +104,81 @@ export interface ParameterPlaces {
   parameter: string;
   /** The fields of the object whose strategy or trigger takes that parameter, in that order (never empty). */
   holders: readonly ParameterHolder[];
+  /**
+   * Where to move it, as paths: each holder whose object as sent takes it (its `type` does, or
+   * no object or `type` was sent there), a composite trigger's members (`trigger.triggers[…]`);
+   * empty when the types sent there all refuse it ({@link ParameterPlaces.takenBy} then says which do not).
+   */
+  places: readonly string[];
+  /** The types that take it, as `the turn-window strategy`, `the turn-count trigger`. */
+  takenBy: readonly string[];
+  /** The types sent that refuse it, as `the token-count trigger` (none when it has places). */
+  refusedBy: readonly string[];
+}
+
+/** The `type` the object holds under `holder`, when it is an object with a string `type`. */
+function sentTypeOf(held: object, holder: ParameterHolder): string | undefined {
+  const value: unknown = Object.hasOwn(held, holder) ? (held as Record<string, unknown>)[holder] : undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const type: unknown = Object.hasOwn(value, 'type') ? (value as Record<string, unknown>).type : undefined;
+  return typeof type === 'string' ? type : undefined;
+}
+
+/** The types of `holder` that take `parameter`: `turn-count`, `any-of or all-of`. */
+function typesTaking(holder: ParameterHolder, parameter: string): string {
+  const table = holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS;
+  return Object.entries<readonly string[]>(table)
+    .filter(([, keys]) => keys.includes(parameter))
+    .map(([type]) => type)
+    .join(' or ');
+}
+
+/** The keys a `holder` of type `type` takes, or undefined for a type that is none of its types. */
+function keysOfType(holder: ParameterHolder, type: string): readonly string[] | undefined {
+  const table: Readonly<Record<string, readonly string[]>> = holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS;
+  return Object.hasOwn(table, type) ? table[type] : undefined;
 }
 
 /**
  * Where the unknown key `key` of an object whose schema has `fields` belongs, when it is (exactly,
  * or a near miss by {@link nearMissOf}) a parameter of a strategy or trigger type
  * ({@link keysOf}; `type` is none) and the object has a `strategy` / `trigger` field: that
- * parameter and the fields whose types take it (`maxTurns` → strategy (turn-window) and trigger
- * (turn-count); `maxEvents` → strategy only; `threshold` → trigger only). Undefined otherwise
- * (also for an object without those fields, e.g. an event or a query).
+ * parameter, the fields whose types take it (`maxTurns` → strategy (turn-window) and trigger
+ * (turn-count); `maxEvents` → strategy only; `threshold` → trigger only), and of those the places
+ * the object as sent (`held`) can take it: a holder whose sent `type` takes it, or not sent (or
+ * sent without a type of its own), or a composite trigger's members (`any-of`/`all-of`:
+ * `trigger.triggers[…]`); not a holder whose sent type refuses it (`maxTurns` beside a
+ * `token-count` strategy and trigger: no place; the types that take it are named instead).
+ * Undefined when the key is no such parameter (also for an object without those fields, e.g. an
+ * event or a query).
  */
-export function parameterPlacesOf(key: string, fields: readonly string[]): ParameterPlaces | undefined {
+export function parameterPlacesOf(key: string, fields: readonly string[], held: object = {}): ParameterPlaces | undefined {
   const holders = PARAMETER_HOLDERS.filter((h) => fields.includes(h));
   const names = [...new Set(holders.flatMap((h) => keysOf(h).filter((k) => k !== 'type')))];
   const parameter = names.includes(key) ? key : nearMissOf(key, names);
   if (parameter === undefined) return undefined;
-  return { parameter, holders: holders.filter((h) => keysOf(h).includes(parameter)) };
+  const takers = holders.filter((h) => keysOf(h).includes(parameter));
+  const places: string[] = [];
+  const refused: string[] = [];
+  for (const holder of takers) {
+    const sent = sentTypeOf(held, holder);
+    const keys = sent === undefined ? undefined : keysOfType(holder, sent);
+    if (keys === undefined || keys.includes(parameter)) places.push(holder);
+    else if (holder === 'trigger' && keys.includes('triggers')) places.push('trigger.triggers[…]');
+    else refused.push(`the ${sent} ${holder}`);
+  }
+  const takenBy = takers.map((holder) => `the ${typesTaking(holder, parameter)} ${holder}`);
+  return { parameter, holders: takers, places, takenBy, refusedBy: places.length > 0 ? [] : refused };
 }
 
-/** `"strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`: where {@link ParameterPlaces} says to move a key. */
-function intoPlaces({ parameter, holders }: ParameterPlaces): string {
-  return `${holders.map((h) => quoteInput(h)).join(' or ')} (${holders.map((h) => `${h}.${parameter}`).join(' / ')})`;
+/** `"strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`: where {@link ParameterPlaces} says to move a key (its places, never empty). */
+function intoPlaces({ parameter, places }: ParameterPlaces): string {
+  return `${places.map((p) => quoteInput(p)).join(' or ')} (${places.map((p) => `${p}.${parameter}`).join(' / ')})`;
+}
+
+/** For a parameter the types sent refuse: `a parameter of the token-count trigger, not of the turn-count trigger sent: change the type, or remove it`. */
+function refusedAdvice({ takenBy, refusedBy }: ParameterPlaces): string {
+  return `a parameter of ${takenBy.join(' or ')}, not of ${refusedBy.join(' or ')} sent: change the type, or remove it`;
 }
 
 /**
@@ -133,12 +187,14 @@ function intoPlaces({ parameter, holders }: ParameterPlaces): string {
  * field among `candidates` ({@link nearMissOf}), `unknown field "dryrun": did you mean "dryRun"?`
  * (removing it would change what the request does: a dry run would write). A key that is no such
  * near miss but a parameter of a strategy or trigger, sent beside them in an object whose `fields`
- * (every field its schema has, held or not) include `strategy` / `trigger`
+ * (every field its schema has, held or not) include `strategy` / `trigger`, `held` the object as sent
  * ({@link parameterPlacesOf}), is told where it belongs, not to be removed (that would run with the
  * default): `unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it
  * into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`, for a near miss `unknown
  * field "maxEvent": did you mean "maxEvents", a parameter of the strategy? move it into "strategy"
- * (strategy.maxEvents)`. Several keys: `unknown fields "dryrun", "x": did you mean "dryRun" for
+ * (strategy.maxEvents)`; only into a strategy or trigger whose type as sent takes it (or one not
+ * sent), else `it is a parameter of the token-count trigger, not of the turn-count trigger sent:
+ * change the type, or remove it`. Several keys: `unknown fields "dryrun", "x": did you mean "dryRun" for
  * "dryrun"? remove the others` or `…: remove them`, with `move "maxTurns" into "strategy" or
  * "trigger" (strategy.maxTurns / trigger.maxTurns), "threshold" into "trigger" (trigger.threshold)`
  * after the question for the named parameters (`…; remove the others` when keys are left); the
@@ -151,29 +207,35 @@ export function unknownKeysMessage({
   candidates,
   noun = 'field',
   fields = [],
-}: Omit<UnknownFieldHintInput, 'holder'> & { fields?: readonly string[] }): string {
+  held = {},
+}: Omit<UnknownFieldHintInput, 'holder'> & { fields?: readonly string[]; held?: object }): string {
   const ordered = nearMissesFirst(unknownKeys, candidates);
   const named = ordered.slice(0, MAX_NAMED_UNKNOWN_KEYS);
   const more = unknownKeys.length - named.length;
   const list = `${named.map((k) => quoteInput(k.key)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
   const misses = named.filter((k): k is { key: string; field: string } => k.field !== undefined);
   const moves = named.flatMap((k) => {
-    const places = k.field === undefined ? parameterPlacesOf(k.key, fields) : undefined;
+    const places = k.field === undefined ? parameterPlacesOf(k.key, fields, held) : undefined;
     return places === undefined ? [] : [{ key: k.key, places }];
   });
   if (unknownKeys.length === 1) {
     if (misses.length === 1) return `unknown ${noun} ${list}: did you mean ${quoteInput(misses[0].field)}?`;
     if (moves.length === 0) return `unknown ${noun} ${list}: remove it`;
-    const { parameter, holders } = moves[0].places;
-    const of = holders.map((h) => `the ${h}`).join(' or ');
-    const what = parameter === moves[0].key ? `it is a parameter of ${of};` : `did you mean ${quoteInput(parameter)}, a parameter of ${of}?`;
-    return `unknown ${noun} ${list}: ${what} move it into ${intoPlaces(moves[0].places)}`;
+    const { places } = moves[0];
+    const exact = places.parameter === moves[0].key;
+    if (places.places.length === 0)
+      return `unknown ${noun} ${list}: ${exact ? `it is ${refusedAdvice(places)}` : `did you mean ${quoteInput(places.parameter)}? it is ${refusedAdvice(places)}`}`;
+    const of = places.places.map((p) => (p === 'trigger.triggers[…]' ? 'a member of the trigger' : `the ${p}`)).join(' or ');
+    const what = exact ? `it is a parameter of ${of};` : `did you mean ${quoteInput(places.parameter)}, a parameter of ${of}?`;
+    return `unknown ${noun} ${list}: ${what} move it into ${intoPlaces(places)}`;
   }
   if (misses.length === 0 && moves.length === 0) return `unknown ${noun}s ${list}: remove them`;
   const question = misses.length === 0 ? [] : [`did you mean ${misses.map((m) => `${quoteInput(m.field)} for ${quoteInput(m.key)}`).join(', ')}?`];
-  const move = moves.length === 0 ? [] : [`move ${moves.map((m) => `${quoteInput(m.key)} into ${intoPlaces(m.places)}`).join(', ')}`];
+  const placed = moves.filter((m) => m.places.places.length > 0);
+  const move = placed.length === 0 ? [] : [`move ${placed.map((m) => `${quoteInput(m.key)} into ${intoPlaces(m.places)}`).join(', ')}`];
+  const refused = moves.filter((m) => m.places.places.length === 0).map((m) => `${quoteInput(m.key)} is ${refusedAdvice(m.places)}`);
   const others = misses.length + moves.length < unknownKeys.length;
-  const advice = [...question, ...move].join(' ');
+  const advice = [[...question, ...move].join(' '), ...refused].filter((a) => a !== '').join('; ');
   return `unknown ${noun}s ${list}: ${advice}${others ? `${moves.length > 0 ? ';' : ''} remove the others` : ''}`;
 }
 

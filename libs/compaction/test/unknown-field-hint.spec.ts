@@ -93,6 +93,37 @@ describe('a strategy or trigger without its type names the keys no variant takes
 describe('unknownKeysMessage: a strategy or trigger parameter sent beside them is told where it belongs, not "remove it" (removing it runs with the default)', () => {
   const body = ['strategy', 'trigger', 'estimator', 'dryRun'];
 
+  // Newcomer ncbigwindow F1: the advice named places whose types as sent refuse the parameter.
+  it('given the types sent, when one refuses the parameter, then only the others are named; when all do, the types that take it are', () => {
+    const message = (key: string, held: object) => unknownKeysMessage({ unknownKeys: [key], candidates: [], fields: body, held });
+    expect(message('maxTurns', { strategy: { type: 'token-count' }, trigger: { type: 'token-count', threshold: 5 } })).toBe(
+      'unknown field "maxTurns": it is a parameter of the turn-window strategy or the turn-count trigger, not of the token-count strategy or the token-count trigger sent: change the type, or remove it',
+    );
+    expect(message('maxTurns', { strategy: { type: 'sliding-window', maxEvents: 3 } })).toBe(
+      'unknown field "maxTurns": it is a parameter of the trigger; move it into "trigger" (trigger.maxTurns)',
+    );
+    expect(message('threshold', { strategy: { type: 'sliding-window' }, trigger: { type: 'any-of', triggers: [{ type: 'token-count' }] } })).toBe(
+      'unknown field "threshold": it is a parameter of a member of the trigger; move it into "trigger.triggers[…]" (trigger.triggers[…].threshold)',
+    );
+    expect(message('maxTurns', { strategy: { type: 'turn-window' }, trigger: { type: 'token-count' } })).toBe(
+      'unknown field "maxTurns": it is a parameter of the strategy; move it into "strategy" (strategy.maxTurns)',
+    );
+    // A type that is none of the holder's (refused anyway by its own parser) counts as not sent.
+    expect(message('maxEvents', { strategy: { type: 'no-such-type' } })).toBe(
+      'unknown field "maxEvents": it is a parameter of the strategy; move it into "strategy" (strategy.maxEvents)',
+    );
+    expect(
+      unknownKeysMessage({
+        unknownKeys: ['maxTurns', 'junk'],
+        candidates: [],
+        fields: body,
+        held: { strategy: { type: 'token-count' }, trigger: { type: 'token-count' } },
+      }),
+    ).toBe(
+      'unknown fields "maxTurns", "junk": "maxTurns" is a parameter of the turn-window strategy or the turn-count trigger, not of the token-count strategy or the token-count trigger sent: change the type, or remove it; remove the others',
+    );
+  });
+
   it('given "maxTurns" beside a strategy and a trigger, when refused, then it is moved into either (a turn-window and a turn-count parameter)', () => {
     expect(unknownKeysMessage({ unknownKeys: ['maxTurns'], candidates: ['estimator', 'dryRun'], fields: body })).toBe(
       'unknown field "maxTurns": it is a parameter of the strategy or the trigger; move it into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)',

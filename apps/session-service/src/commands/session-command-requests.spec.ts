@@ -503,7 +503,7 @@ describe('a strategy or trigger parameter sent beside them is told where it belo
       'policy',
       { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 4 }, threshold: 1000 },
       'threshold',
-      'threshold: unknown field "threshold": it is a parameter of the trigger; move it into "trigger" (trigger.threshold)',
+      'threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the turn-count trigger sent: change the type, or remove it',
     ],
     [
       'compact',

@@ -55,7 +55,7 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     const fields = [...(fieldsAt(schema, issue.path) ?? [])];
     const candidates = fields.filter((field) => !Object.hasOwn(held, field));
     // a strategy's or trigger's parameter sent beside them (`{"strategy": …, "maxTurns": 3}`) is told where it belongs: removing it would run with the default
-    message = unknownKeysMessage({ unknownKeys: keys, candidates, fields, noun: noun === 'query parameter' ? 'query parameter' : 'field' });
+    message = unknownKeysMessage({ unknownKeys: keys, candidates, fields, held, noun: noun === 'query parameter' ? 'query parameter' : 'field' });
     // the key named as `parameter` is the one the message names first: a near miss, else the first sent
     const first = keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0];
     path = [...issue.path, quoteInput(first, { quoted: false })];
