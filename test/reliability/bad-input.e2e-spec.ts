@@ -1238,6 +1238,17 @@ const CASES: BadRequest[] = [
       /^threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the turn-count trigger sent: change the type, or remove it$/,
   },
   {
+    name: 'compaction: dryRun sent inside the strategy',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: { strategy: { type: 'turn-window', maxTurns: 3, dryRun: true } },
+    status: 400,
+    code: 'invalid_parameter',
+    parameter: 'strategy.dryRun',
+    mentions:
+      /^strategy\.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body$/,
+  },
+  {
     name: 'recall: q sent as Q',
     method: 'get',
     path: '/v1/recall?Q=hello',

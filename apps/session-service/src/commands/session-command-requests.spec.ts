@@ -526,6 +526,74 @@ describe('a strategy or trigger parameter sent beside them is told where it belo
   });
 });
 
+describe('a body field sent inside the strategy or trigger is told to move out, not that it "must be absent" (HTTP and NATS)', () => {
+  // Before: `invalid strategy.dryRun: must be absent (allowed keys: type, maxTurns)`, read as "dry runs are not allowed here".
+  const cases: Array<[kind: 'compact' | 'policy', body: Record<string, unknown>, parameter: string, message: string]> = [
+    [
+      'compact',
+      { strategy: { type: 'turn-window', maxTurns: 3, dryRun: true } },
+      'strategy.dryRun',
+      'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 2, estimator: 'chars' } },
+      'trigger.estimator',
+      'trigger.estimator: unknown field "estimator": it is a field of the request body, not of the trigger; move it out of "trigger", beside it in the body',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window', trigger: { type: 'turn-count', maxTurns: 2 } } },
+      'strategy.trigger',
+      'strategy.trigger: unknown field "trigger": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window', dryRun: true }, dryRun: false },
+      'strategy.dryRun',
+      'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; the body has its own: remove it from "strategy"',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'sliding-window', expectedRevision: 'no_stream' } },
+      'strategy.expectedRevision',
+      'strategy.expectedRevision: unknown field "expectedRevision": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+  ];
+
+  it.each(cases)('%s %j: 400 invalid_parameter naming the field inside, saying where it belongs', async (kind, body, parameter, message) => {
+    const err = refusal(() => (kind === 'compact' ? compactCommandFrom(schemas, 't', 's', body) : policyCommandFrom(schemas, 't', 's', body)));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'invalid_parameter', parameter, message });
+    const answer = await natsAnswer(kind, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter, message });
+  });
+
+  it.each([
+    // not a body field: the parser's own message, with the keys the type takes
+    [
+      { strategy: { type: 'turn-window', junk: 1 } },
+      'strategy.junk',
+      'invalid strategy.junk: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+    ],
+    // a body field of the policy, not of a compaction
+    [
+      { strategy: { type: 'turn-window', expectedRevision: 3 } },
+      'strategy.expectedRevision',
+      'invalid strategy.expectedRevision: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+    ],
+    // a composite trigger's member: its own path, the parser's message
+    [
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, dryRun: true }] } },
+      'trigger.triggers[0].dryRun',
+      'invalid trigger.triggers[0].dryRun: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+    ],
+  ])("compact %j: other unknown keys keep the parser's message", (body, parameter, message) => {
+    const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'invalid_parameter', parameter, message });
+  });
+});
+
 describe('trigger parameters are positive, as strategy parameters are (HTTP and NATS)', () => {
   const strategy = { type: 'sliding-window', maxEvents: 4 };
 

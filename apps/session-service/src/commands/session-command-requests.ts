@@ -50,29 +50,62 @@ function asMessageError<T>(check: () => T): T {
   }
 }
 
-/** Parses a strategy, naming parameters as `strategy.<name>`. @throws InvalidRequestError (400 `invalid_parameter`). */
-export function strategyFrom(input: unknown): Strategy {
+/**
+ * The request body a strategy or trigger was sent in, for the advice on a body field sent inside
+ * one ({@link bodyFieldInside}): `fields`, every field the body's schema has (`dryRun`,
+ * `estimator`, …); `body`, the body as validated (which of them it holds).
+ */
+export interface ParameterBody {
+  fields: readonly string[];
+  body: object;
+}
+
+/**
+ * Parses a strategy, naming parameters as `strategy.<name>`; a field of the request body sent inside
+ * it is told to move out ({@link bodyFieldInside}). @throws InvalidRequestError (400 `invalid_parameter`).
+ */
+export function strategyFrom(input: unknown, body?: ParameterBody): Strategy {
   try {
     return parseStrategy(input);
   } catch (err) {
-    throw asParameterError(err, 'strategy');
+    throw asParameterError(err, 'strategy', input, body);
   }
 }
 
-/** Parses an optional trigger, naming parameters as `trigger.<name>`. @throws InvalidRequestError (400). */
-export function triggerFrom(input: unknown): Trigger | null {
+/** Parses an optional trigger, naming parameters as `trigger.<name>`, as {@link strategyFrom}. @throws InvalidRequestError (400). */
+export function triggerFrom(input: unknown, body?: ParameterBody): Trigger | null {
   if (input === undefined || input === null) return null;
   try {
     return parseTrigger(input);
   } catch (err) {
-    throw asParameterError(err, 'trigger');
+    throw asParameterError(err, 'trigger', input, body);
   }
 }
 
-function asParameterError(err: unknown, prefix: string): unknown {
+function asParameterError(err: unknown, prefix: 'strategy' | 'trigger', input: unknown, body: ParameterBody | undefined): unknown {
   if (!(err instanceof InvalidParameterError)) return err;
   const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
+  const inside = body === undefined ? undefined : bodyFieldInside(err, prefix, input, body);
+  if (inside !== undefined) return new InvalidRequestError(parameter, `${parameter}: ${inside}`, 'invalid_parameter');
   return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
+}
+
+/**
+ * When `err` refuses an unknown key `holder.<key>` (`must be absent`) that is a field of the request
+ * body (`"strategy": {"type": "turn-window", "dryRun": true}`): the advice, `unknown field "dryRun":
+ * it is a field of the request body, not of the strategy; move it out of "strategy", beside it in
+ * the body` (`…; the body has its own: remove it from "strategy"` when the body holds it too); else
+ * undefined (the parser's own message stands). Only a key of the holder itself, not of a
+ * composite trigger's members.
+ */
+function bodyFieldInside(err: InvalidParameterError, holder: 'strategy' | 'trigger', input: unknown, { fields, body }: ParameterBody): string | undefined {
+  if (!err.allowed.startsWith('absent') || input === null || typeof input !== 'object') return undefined;
+  const key = Object.keys(input).find((k) => err.parameter === `${holder}.${quoteInput(k, { quoted: false })}`);
+  if (key === undefined || !fields.includes(key) || key === holder) return undefined;
+  const what = `unknown field ${quoteInput(key)}: it is a field of the request body, not of the ${holder}`;
+  return Object.hasOwn(body, key)
+    ? `${what}; the body has its own: remove it from ${quoteInput(holder)}`
+    : `${what}; move it out of ${quoteInput(holder)}, beside it in the body`;
 }
 
 /**
@@ -178,8 +211,9 @@ export function compactCommandFrom(
   const { commandId, redelivered = false, requestedBy } = transport;
   checkSessionId(sessionId);
   const input = validate(schemas.compact, nullOptionalsAsAbsent(schemas.compact, body));
-  const strategy = strategyFrom(input.strategy);
-  const trigger = triggerFrom(input.trigger);
+  const sentIn: ParameterBody = { fields: Object.keys(schemas.compact.shape), body: input };
+  const strategy = strategyFrom(input.strategy, sentIn);
+  const trigger = triggerFrom(input.trigger, sentIn);
   const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
   return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId, redelivered, requestedBy);
 }
@@ -219,7 +253,8 @@ export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessi
         'invalid_parameter',
       );
   }
-  const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
-  const trigger = triggerFrom(input.trigger);
+  const sentIn: ParameterBody = { fields: Object.keys(schemas.policy.shape), body: input };
+  const strategy = input.strategy === null ? null : strategyFrom(input.strategy, sentIn);
+  const trigger = triggerFrom(input.trigger, sentIn);
   return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base', toExpectedRevision(input.expectedRevision));
 }
