@@ -6,7 +6,7 @@
  */
 import type { RecordedEvent } from '@lib/event-store';
 import { ReadModelStore } from './read-model-store';
-import { SessionProjector } from './session-projector';
+import { isReadModelsLocked, SessionProjector } from './session-projector';
 import { isReadModelsDamage } from './read-models-damage-rule';
 
 /** One batch to apply: the read-model file (never `':memory:'`) and the events, in global order. */
@@ -27,8 +27,8 @@ export interface ApplyBatchOutcome {
 }
 
 /**
- * The failure that stopped a task, as the main thread gets it (SQLite's error code does not cross
- * the thread boundary): the error's name and message, and the verdict of {@link isReadModelsDamage}
+ * The failure that stopped a task, as the main thread gets it (an error's own fields do not cross
+ * the thread boundary): the error's name, message and SQLite code, and the verdict of {@link isReadModelsDamage}
  * on it here, which the main thread reports as the read models found damaged.
  */
 export interface ApplyBatchFailure {
@@ -36,6 +36,8 @@ export interface ApplyBatchFailure {
   message: string;
   /** True when the error is the read models file found damaged (also when opening it failed so). */
   readModelsDamaged: boolean;
+  /** SQLite's error code when it has one (`SQLITE_BUSY`: another connection held the file's lock). */
+  code?: string;
 }
 
 let opened: { file: string; projector: SessionProjector } | undefined;
@@ -52,7 +54,8 @@ export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome 
     if (opened?.file !== task.file) {
       opened?.projector.store.close();
       opened = undefined;
-      opened = { file: task.file, projector: new SessionProjector(ReadModelStore.open(task.file)) };
+      // Off the event loop: a batch may wait the connection's whole busy timeout for another connection's lock.
+      opened = { file: task.file, projector: new SessionProjector(ReadModelStore.open(task.file), { lockWaitMs: null }) };
     }
     projector = opened.projector;
   } catch (error) {
@@ -61,7 +64,9 @@ export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome 
   }
   try {
     projector.applyBatch(task.events);
-  } catch {
+  } catch (error) {
+    // A lock held by another connection would fail each event again, after its wait.
+    if (isReadModelsLocked(error)) return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: failureOf(error) };
     try {
       for (const event of task.events) projector.applyBatch([event]);
     } catch (error) {
@@ -75,11 +80,12 @@ export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome 
 function failureOf(error: unknown): ApplyBatchFailure {
   // not `instanceof Error`: an error made in another realm (a native module's, under a test runner's
   // sandbox) is not one of this realm's, yet has its name and message
-  const { name, message } = error !== null && typeof error === 'object' ? (error as { name?: unknown; message?: unknown }) : {};
+  const { name, message, code } = error !== null && typeof error === 'object' ? (error as { name?: unknown; message?: unknown; code?: unknown }) : {};
   return {
     name: typeof name === 'string' ? name : 'Error',
     message: typeof message === 'string' ? message : String(error),
     readModelsDamaged: isReadModelsDamage(error),
+    ...(typeof code === 'string' ? { code } : {}),
   };
 }
 

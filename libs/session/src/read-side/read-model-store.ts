@@ -67,6 +67,9 @@ export const MAX_CACHED_STATEMENTS = 256;
  * retried on an unref'd timer until it succeeds ({@link SqliteWalPurge}), {@link pendingWalScrub}
  * telling it meanwhile.
  */
+/** How long (ms) a connection to the read models waits for another connection's lock (SQLite's busy timeout), unless a transaction says otherwise. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 export class ReadModelStore {
   /** Prepared statements by SQL text (see {@link statement}). */
   private readonly statements = new Map<string, Database.Statement>();
@@ -103,7 +106,7 @@ export class ReadModelStore {
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma('secure_delete = ON');
     db.pragma(`wal_autocheckpoint = ${READ_MODEL_WAL_AUTOCHECKPOINT_PAGES}`);
     db.function(RECALL_WHOLE_CLUSTERS_FUNCTION, { deterministic: true }, (text: unknown, term: unknown) =>
@@ -142,10 +145,22 @@ export class ReadModelStore {
     return statement;
   }
 
-  /** Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows. */
-  transaction<T>(fn: () => T): T {
+  /**
+   * Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows.
+   * `lockWaitMs`: how long (ms) its start waits for another connection's write lock on the file
+   * (the busy timeout, for this transaction only); default the connection's ({@link BUSY_TIMEOUT_MS}).
+   * better-sqlite3 waits on the calling thread, so on the event loop pass a short one.
+   * @throws SqliteError `SQLITE_BUSY` when the lock is still held after the wait (nothing written).
+   */
+  transaction<T>(fn: () => T, lockWaitMs?: number): T {
     this.writes ??= this.db.transaction((run: () => unknown) => run());
-    return this.writes.immediate(fn) as T;
+    if (lockWaitMs === undefined || lockWaitMs === BUSY_TIMEOUT_MS) return this.writes.immediate(fn) as T;
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(lockWaitMs))}`);
+    try {
+      return this.writes.immediate(fn) as T;
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /** The transaction function of {@link transaction}, made once (better-sqlite3 builds five wrappers per `db.transaction`). */
@@ -209,7 +224,7 @@ export class ReadModelStore {
   /** A read-only connection to `file` for {@link pagedSnapshot} (WAL is the file's mode already). */
   private static openReader(file: string): Database.Database {
     const reader = new Database(file, { readonly: true, fileMustExist: true });
-    reader.pragma('busy_timeout = 5000');
+    reader.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     return reader;
   }
 

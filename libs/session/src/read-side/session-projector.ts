@@ -64,6 +64,19 @@ export interface SessionProjectorState {
  * failed in the worker thread); not a failure of the event store itself
  * ({@link EventStoreUnavailableError}, which the projector only reads).
  */
+/**
+ * How long (ms) a batch the projector applies on the event loop waits for another connection's
+ * write lock on the read models (see {@link SessionProjectorOptions.lockWaitMs}): long enough for
+ * a checkpoint of this process's other connections, short enough not to hold other requests.
+ */
+export const EVENT_LOOP_LOCK_WAIT_MS = 50;
+
+/** Whether `error` is SQLite's `SQLITE_BUSY` (any extended code): another connection held the lock past the wait. */
+export function isReadModelsLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 export function isReadModelsDiskFull(error: unknown): boolean {
   return !(error instanceof EventStoreUnavailableError) && isSqliteDiskFull(error);
 }
@@ -92,6 +105,16 @@ export interface SessionProjectorOptions {
    * calling thread. The thread starts with {@link SessionProjector.start} and ends with `stop`.
    */
   worker?: boolean;
+  /**
+   * How long (ms) a batch applied on this thread ({@link SessionProjector.applyBatch}: live batches
+   * without `worker`, a rebuild's pages) waits for another connection's write lock on the read-model
+   * file before it fails with `SQLITE_BUSY` (default {@link EVENT_LOOP_LOCK_WAIT_MS}; null: the
+   * connection's busy timeout, 5 s). better-sqlite3 waits on the calling thread: with 5 s, another
+   * process holding the file's write lock (a `sqlite3` shell with an open transaction) held the
+   * service's event loop 5 s per try. A failed batch is retried as after any failure (`retryDelayMs`
+   * doubling up to `maxRetryDelayMs`); reads needing its position wait meanwhile.
+   */
+  lockWaitMs?: number | null;
   /** Page size of {@link SessionProjector.rebuild}'s reads of the log (default 1000). */
   rebuildPageSize?: number;
   /** First delay before resubscribing after a failure, in ms (default 100); doubles up to `maxRetryDelayMs`. */
@@ -302,6 +325,7 @@ export class SessionProjector {
       rebuildProgressMs: REBUILD_PROGRESS_INTERVAL_MS,
       catchUpLinePositions: Number(CATCH_UP_LINE_POSITIONS),
       worker: false,
+      lockWaitMs: EVENT_LOOP_LOCK_WAIT_MS,
       ...options,
     };
     this.writer = new SessionReadModelWriter(store.db);
@@ -376,6 +400,7 @@ export class SessionProjector {
     let next = this.current;
     let erased = false;
     let applied = 0;
+    const lockWaitMs = this.options.lockWaitMs ?? undefined;
     this.store.transaction(() => {
       let last: RecordedEvent | null = null;
       for (const event of events) {
@@ -395,7 +420,7 @@ export class SessionProjector {
         applied++;
       }
       if (last !== null) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next, checkpointEventIdentity(last));
-    });
+    }, lockWaitMs);
     if (erased) this.store.purgeWal();
     if (this.rebuilding) this.rebuilding.events += applied;
     this.advance(next, undefined, performance.now() - started >= LONG_TASK_MS);
@@ -699,7 +724,11 @@ export class SessionProjector {
         if (error instanceof ReadModelsOfAnotherLogError) {
           if (!this.lastError?.startsWith(`${error.name}:`))
             this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
-        } else if (this.lastError === null && isReadModelsDiskFull(error))
+        } else if (this.lastError === null && isReadModelsLocked(error))
+          this.logger.warn(
+            `the read models in ${this.store.file} are locked by another connection (${message.slice(0, 300)}: another process holds the file's write lock, e.g. a sqlite3 shell with an open transaction); the projector retries (at most every ${this.options.maxRetryDelayMs} ms), and reads needing a later position than ${this.current} wait for it meanwhile (503 projection_behind after their wait)`,
+          );
+        else if (this.lastError === null && isReadModelsDiskFull(error))
           this.logger.warn(
             `the read models cannot be written: the disk holding ${this.store.file} is full (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until space is freed on its file system; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
           );
@@ -808,7 +837,8 @@ export class SessionProjector {
       try {
         this.applyBatch(batch);
       } catch (error) {
-        if (batch.length === 1) throw error;
+        // Event by event finds the failing one; a lock held by another connection fails them all (each after its wait).
+        if (batch.length === 1 || isReadModelsLocked(error)) throw error;
         for (const event of batch) this.applyBatch([event]);
       }
       return;
@@ -826,7 +856,7 @@ export class SessionProjector {
     this.announceErasures(batch, outcome.checkpoint);
     const failure = outcome.error;
     if (failure?.readModelsDamaged) throw new ReadModelsDamagedError(failure.name, failure.message);
-    if (failure) throw Object.assign(new Error(failure.message), { name: failure.name });
+    if (failure) throw Object.assign(new Error(failure.message), { name: failure.name }, failure.code === undefined ? {} : { code: failure.code });
   }
 
   /**
