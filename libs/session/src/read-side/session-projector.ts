@@ -107,7 +107,7 @@ export interface SessionProjectorOptions {
   worker?: boolean;
   /**
    * How long (ms) a batch applied on this thread ({@link SessionProjector.applyBatch}: live batches
-   * without `worker`, a rebuild's pages) waits for another connection's write lock on the read-model
+   * without `worker`, a rebuild's pages; and {@link SessionProjector.eraseSession}) waits for another connection's write lock on the read-model
    * file before it fails with `SQLITE_BUSY` (default {@link EVENT_LOOP_LOCK_WAIT_MS}; null: the
    * connection's busy timeout, 5 s). better-sqlite3 waits on the calling thread: with 5 s, another
    * process holding the file's write lock (a `sqlite3` shell with an open transaction) held the
@@ -621,7 +621,7 @@ export class SessionProjector {
    * of the read models is truncated, so no copy of the erased rows is left on disk.
    */
   eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS): boolean {
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows));
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows), this.options.lockWaitMs ?? undefined);
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();
