@@ -9,6 +9,7 @@ import {
   type RetryPolicy,
 } from './model-call-retries';
 import { EndpointPause, EndpointPausedError } from './endpoint-pause';
+import { ManualPauseClock, settle } from './testing/manual-pause-clock';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 
@@ -177,5 +178,270 @@ describe('withRetries with the endpoint pause: a 429 pauses every call', () => {
     expect(rejected).toBeInstanceOf(EndpointPausedError);
     expect((rejected as EndpointPausedError).remainingMs).toBeGreaterThan(3_590_000);
     expect(other.startedAt).toEqual([]);
+  });
+});
+
+describe('withRetries with the endpoint pause: after the pause one attempt probes the endpoint, the others follow once it was not answered 429', () => {
+  const rateLimited = (error: unknown) => error instanceof Failed && error.status === 429;
+  const limited = (waitMs: number, retryable = true) => new Failed(retryable, headers({ 'retry-after-ms': String(waitMs) }), 429);
+  type Answer = 'ok' | Failed | Error;
+
+  /** An endpoint whose attempts stay in flight until the test answers them; `started` lists the callers in the order their attempts were sent. */
+  class GatedEndpoint {
+    readonly started: number[] = [];
+    readonly inFlight: Array<{ caller: number; answer: (answer: Answer) => void }> = [];
+    attempt(caller: number, signal?: AbortSignal): () => Promise<string> {
+      return () =>
+        new Promise<string>((resolve, reject) => {
+          this.started.push(caller);
+          const entry = {
+            caller,
+            answer: (answer: Answer) => {
+              this.inFlight.splice(this.inFlight.indexOf(entry), 1);
+              if (answer === 'ok') resolve(`done ${caller}`);
+              else reject(answer);
+            },
+          };
+          this.inFlight.push(entry);
+          // as the SDK: an abort ends the attempt (AbortError)
+          signal?.addEventListener('abort', () => entry.answer(Object.assign(new Error('aborted'), { name: 'AbortError' })), { once: true });
+        });
+    }
+    /** Answers the attempt in flight of `caller`. */
+    answer(caller: number, answer: Answer): void {
+      const entry = this.inFlight.find((e) => e.caller === caller);
+      if (!entry) throw new Error(`no attempt of caller ${caller} in flight`);
+      entry.answer(answer);
+    }
+  }
+
+  /** Caller 0's attempt answered 429 asking for `waitMs` (not retryable): the pause is set, then `n` more callers (1..n) start; the outcome of each. */
+  async function afterA429(waitMs: number, n: number, overrides: Partial<RetryPolicy> = {}) {
+    const clock = new ManualPauseClock();
+    const pause = new EndpointPause(clock);
+    const endpoint = new GatedEndpoint();
+    const policyOf = (more: Partial<RetryPolicy> = {}) => policy({ maxWaitMs: 60_000, maxRetries: 0, pause, rateLimited, clock, ...overrides, ...more });
+    const first = withRetries(endpoint.attempt(0), policyOf()).catch((error: unknown) => error);
+    await settle();
+    endpoint.answer(0, limited(waitMs, false));
+    expect(await first).toBeInstanceOf(Failed);
+    const outcomes: unknown[] = [];
+    const controllers = Array.from({ length: n + 1 }, () => new AbortController());
+    const calls = Array.from({ length: n }, (_, k) =>
+      withRetries(endpoint.attempt(k + 1, controllers[k + 1].signal), policyOf({ signal: controllers[k + 1].signal })).then(
+        (value) => (outcomes[k + 1] = value),
+        (error: unknown) => (outcomes[k + 1] = error),
+      ),
+    );
+    await settle();
+    return { clock, pause, endpoint, outcomes, controllers, calls: Promise.all(calls), policyOf };
+  }
+
+  it('of 5 calls waiting out a 429 pause, exactly one attempt is sent until it has its answer, then the other 4 at once', async () => {
+    const { clock, endpoint, outcomes, calls, pause } = await afterA429(1000, 5);
+    expect(endpoint.started).toEqual([0]);
+    await clock.advance(1000);
+    expect(endpoint.started).toHaveLength(2);
+    await clock.advance(60_000);
+    expect(endpoint.started).toHaveLength(2);
+    const probe = endpoint.started[1];
+    endpoint.answer(probe, 'ok');
+    await settle();
+    expect(endpoint.started).toHaveLength(6);
+    expect(pause.probing()).toBe(false);
+    for (const caller of endpoint.started.slice(2)) endpoint.answer(caller, 'ok');
+    await calls;
+    expect(outcomes.slice(1)).toEqual([1, 2, 3, 4, 5].map((caller) => `done ${caller}`));
+  });
+
+  it('a probe answered 429 pauses the others again for the wait it asked for, then one new probe is sent', async () => {
+    const { clock, endpoint, calls, outcomes } = await afterA429(1000, 4);
+    await clock.advance(1000);
+    const [, probe] = endpoint.started;
+    endpoint.answer(probe, limited(3000));
+    await clock.advance(2999);
+    expect(endpoint.started).toHaveLength(2);
+    await clock.advance(1);
+    expect(endpoint.started).toHaveLength(3);
+    const next = endpoint.started[2];
+    endpoint.answer(next, 'ok');
+    await settle();
+    expect(endpoint.started).toHaveLength(5);
+    for (const caller of endpoint.started.slice(3)) endpoint.answer(caller, 'ok');
+    await calls;
+    expect(outcomes[probe]).toBeInstanceOf(Failed);
+    expect(outcomes.filter((o) => typeof o === 'string')).toHaveLength(3);
+  });
+
+  it.each<[string, () => Answer]>([
+    ['an HTTP 500', () => new Failed(false, undefined, 500)],
+    ['a network error', () => Object.assign(new Error('ECONNRESET'), { name: 'APIConnectionError' })],
+    ['an abort', () => Object.assign(new Error('aborted'), { name: 'AbortError' })],
+  ])('a probe failing with %s (no 429) opens the endpoint: the others are sent at once', async (_what, failure) => {
+    const { clock, endpoint, calls, outcomes } = await afterA429(500, 3);
+    await clock.advance(500);
+    const [, probe] = endpoint.started;
+    endpoint.answer(probe, failure());
+    await settle();
+    expect(endpoint.started).toHaveLength(4);
+    for (const caller of endpoint.started.slice(2)) endpoint.answer(caller, 'ok');
+    await calls;
+    expect(outcomes.filter((o) => typeof o === 'string')).toHaveLength(2);
+  });
+
+  it("a probe failing with a retried 503 opens the endpoint before its own backoff: the others do not wait for the probe's retry", async () => {
+    const { clock, endpoint, calls } = await afterA429(500, 3, { maxRetries: 1, retryable: (error) => error instanceof Failed && error.retryable });
+    await clock.advance(500);
+    const [, probe] = endpoint.started;
+    endpoint.answer(probe, new Failed(true, headers({ 'retry-after': '5' }), 503));
+    await settle();
+    expect(endpoint.started).toHaveLength(4);
+    expect(endpoint.started.slice(2)).not.toContain(probe);
+    for (const caller of endpoint.started.slice(2)) endpoint.answer(caller, 'ok');
+    await clock.advance(5000);
+    expect(endpoint.started.at(-1)).toBe(probe);
+    endpoint.answer(probe, 'ok');
+    await calls;
+  });
+
+  it('an abort while waiting for the probe rejects that call (AbortError), no attempt made; the others still follow the probe', async () => {
+    const { clock, endpoint, calls, outcomes, controllers } = await afterA429(1000, 3);
+    await clock.advance(1000);
+    const [, probe] = endpoint.started;
+    const waiter = [1, 2, 3].find((caller) => caller !== probe)!;
+    controllers[waiter].abort();
+    await settle();
+    expect(outcomes[waiter]).toMatchObject({ name: 'AbortError' });
+    expect(endpoint.started).toHaveLength(2);
+    endpoint.answer(probe, 'ok');
+    await settle();
+    expect(endpoint.started).toHaveLength(3);
+    expect(endpoint.started).not.toContain(waiter);
+    endpoint.answer(endpoint.started[2], 'ok');
+    await calls;
+    expect(outcomes.filter((o) => typeof o === 'string')).toHaveLength(2);
+  });
+
+  it('a pause with more left than maxWaitMs fails the call at once (EndpointPausedError), no attempt made, the probe in flight or not', async () => {
+    const { clock, endpoint, calls, outcomes, policyOf } = await afterA429(1000, 2);
+    await clock.advance(1000);
+    const [, probe] = endpoint.started;
+    const waiter = probe === 1 ? 2 : 1;
+    endpoint.answer(probe, limited(90_000, false));
+    await settle();
+    expect(outcomes[waiter]).toBeInstanceOf(EndpointPausedError);
+    expect(outcomes[waiter]).toMatchObject({ remainingMs: 90_000, maxWaitMs: 60_000 });
+    await calls;
+    const late = new GatedEndpoint();
+    await expect(withRetries(late.attempt(9), policyOf())).rejects.toMatchObject({ name: 'EndpointPausedError', remainingMs: 90_000 });
+    expect(late.started).toEqual([]);
+    expect(clock.sleeps.every((ms) => ms <= 60_000)).toBe(true);
+  });
+
+  it('property: while a probe after a 429 is in flight no other attempt is sent; every call ends (succeeds or fails), none hangs', async () => {
+    type Outcome = 'limited' | 'ok' | 'failed';
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 500, max: 5000 }),
+        fc.array(
+          fc.oneof(
+            {
+              weight: 4,
+              arbitrary: fc.record({
+                kind: fc.constant('answer' as const),
+                pick: fc.nat(),
+                outcome: fc.constantFrom<Outcome>('limited', 'limited', 'ok', 'failed'),
+                waitMs: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 6000 })),
+              }),
+            },
+            {
+              weight: 3,
+              arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 3000 })) }),
+            },
+            { weight: 1, arbitrary: fc.record({ kind: fc.constant('arrive' as const) }) },
+            { weight: 1, arbitrary: fc.record({ kind: fc.constant('abort' as const), pick: fc.nat() }) },
+          ),
+          { maxLength: 60 },
+        ),
+        async (initialCallers, maxRetries, maxWaitMs, steps) => {
+          const clock = new ManualPauseClock();
+          const pause = new EndpointPause(clock);
+          // the test's own account of the rule: half-open from a 429 until an attempt sent half-open ends with no 429 answered meanwhile
+          let halfOpen = false;
+          let limits = 0;
+          let violation: string | null = null;
+          const inFlight: Array<{ answer: (outcome: Outcome, waitMs: number) => void; probe: boolean }> = [];
+          const attempt = (signal: AbortSignal) => (): Promise<string> => {
+            if (pause.remainingMs() > 0) violation ??= 'an attempt was sent during the pause';
+            if (halfOpen && inFlight.some((a) => a.probe)) violation ??= 'a second attempt was sent while a probe was in flight';
+            const limitsAtStart = limits;
+            const probe = halfOpen;
+            return new Promise<string>((resolve, reject) => {
+              const entry = {
+                probe,
+                answer: (o: Outcome, waitMs: number) => {
+                  if (!inFlight.includes(entry)) return;
+                  inFlight.splice(inFlight.indexOf(entry), 1);
+                  if (o === 'limited') {
+                    limits++;
+                    halfOpen = true;
+                    reject(limited(waitMs));
+                  } else {
+                    if (probe && limits === limitsAtStart) halfOpen = false;
+                    if (o === 'ok') resolve('done');
+                    else reject(new Failed(true, headers({ 'retry-after-ms': String(waitMs) }), 500));
+                  }
+                },
+              };
+              inFlight.push(entry);
+              // as the SDK: an abort ends the attempt (not a 429)
+              signal.addEventListener('abort', () => entry.answer('failed', 0), { once: true });
+            });
+          };
+          const controllers: AbortController[] = [];
+          let ended = 0;
+          const expected = (error: unknown): boolean =>
+            error instanceof Failed || error instanceof EndpointPausedError || error instanceof RetryWaitTooLongError || (error as Error).name === 'AbortError';
+          const arrive = (): void => {
+            const controller = new AbortController();
+            controllers.push(controller);
+            withRetries(
+              attempt(controller.signal),
+              policy({ maxRetries, maxWaitMs, pause, rateLimited, clock, signal: controller.signal, retryable: (e) => e instanceof Failed }),
+            ).then(
+              () => ended++,
+              (error: unknown) => {
+                if (!expected(error)) violation ??= `unexpected ${String(error)}`;
+                ended++;
+              },
+            );
+          };
+          for (let i = 0; i < initialCallers; i++) arrive();
+          await settle();
+          for (const step of steps) {
+            if (step.kind === 'answer' && inFlight.length > 0) inFlight[step.pick % inFlight.length].answer(step.outcome, step.waitMs);
+            else if (step.kind === 'tick') await clock.advance(step.ms);
+            else if (step.kind === 'arrive') arrive();
+            else if (step.kind === 'abort') controllers[step.pick % controllers.length].abort();
+            await settle();
+            if (violation) return false;
+          }
+          // then the endpoint answers every attempt: every call must end
+          for (let turn = 0; turn < 300 && ended < controllers.length; turn++) {
+            if (inFlight.length > 0) inFlight[0].answer('ok', 0);
+            else {
+              const next = clock.nextWake();
+              if (next === null) break;
+              await clock.advance(next - clock.time);
+            }
+            await settle();
+          }
+          return violation === null && ended === controllers.length && !pause.probing();
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -12,10 +12,10 @@
  * (the larger of 60 s and `SUMMARIZER_TIMEOUT_MS`) ends the call at once ({@link RetryWaitTooLongError}), and every wait
  * ends when the call's signal aborts. With `policy.pause` (the endpoint's {@link EndpointPause},
  * shared by all calls of the summarizer), an attempt answered 429 pauses every call, and every
- * attempt waits that pause out first.
+ * attempt waits that pause out first; after it, one attempt probes the endpoint and the others
+ * follow once it was not answered 429 (half-open: see {@link EndpointPause}).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { EndpointPause } from './endpoint-pause';
+import { type AttemptEnded, type EndpointPause, type PauseClock, SYSTEM_PAUSE_CLOCK } from './endpoint-pause';
 
 /** First backoff wait, milliseconds (the `openai` client's: 0.5 s, doubled per retry). */
 export const BACKOFF_INITIAL_MS = 500;
@@ -70,25 +70,30 @@ export interface RetryPolicy {
   retryable: (error: unknown) => boolean;
   /** The headers of the answer that failed the attempt, if it had one. */
   headersOf: (error: unknown) => Pick<Headers, 'get'> | undefined;
-  /** Ends a wait between attempts (or for the pause): the wait rejects with Node's `AbortError`. */
+  /** Ends a wait between attempts (or for the pause, or for the probe after it): the wait rejects with Node's `AbortError`. */
   signal?: AbortSignal;
   /**
-   * The endpoint's pause, shared by every call to it: each attempt first waits it out
-   * ({@link EndpointPause.waitOut}, bound `maxWaitMs`); a failure `rateLimited` accepts extends it.
+   * The endpoint's pause, shared by every call to it: each attempt first waits it out, and after a
+   * 429 for the probe ({@link EndpointPause.waitOut}, bound `maxWaitMs`), and reports its end to it;
+   * a failure `rateLimited` accepts extends it.
    */
   pause?: EndpointPause;
   /** Whether a failed attempt was answered HTTP 429 (rate limited): it extends `pause`. Default: never. */
   rateLimited?: (error: unknown) => boolean;
   /** The jitter's source, [0, 1) (default `Math.random`). */
   random?: () => number;
+  /** The time source of the waits between attempts and of a `Retry-After` date (default {@link SYSTEM_PAUSE_CLOCK}). */
+  clock?: PauseClock;
 }
 
 /**
  * Runs `attempt`, and again after each failure `policy.retryable` accepts, up to `policy.maxRetries`
  * times, waiting before each retry what the failed answer's headers ask for
  * ({@link requestedRetryWaitMs}), else the backoff ({@link backoffMs}). With `policy.pause`, every
- * attempt (the first too) waits the pause out first, and a failure `policy.rateLimited` accepts
- * (retried or not) extends the pause by that same wait. Resolves with the first attempt that
+ * attempt (the first too) waits the pause out first (and, after a 429, for the probe, or is the
+ * probe: {@link EndpointPause.waitOut}), a failure `policy.rateLimited` accepts (retried or not)
+ * extends the pause by that same wait, and the attempt's end is reported to the pause on every path
+ * (after that extension, before any wait for a retry). Resolves with the first attempt that
  * succeeds. @throws (rejects with) the last attempt's error when it is not retryable or no retry is
  * left; {@link RetryWaitTooLongError} when the endpoint asks to wait over `policy.maxWaitMs` (no
  * retry made); `EndpointPausedError` when the pause has more than `policy.maxWaitMs` left before an
@@ -96,19 +101,26 @@ export interface RetryPolicy {
  */
 export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
   const random = policy.random ?? Math.random;
+  const clock = policy.clock ?? SYSTEM_PAUSE_CLOCK;
   for (let retry = 0; ; retry++) {
-    await policy.pause?.waitOut(policy.maxWaitMs, policy.signal);
+    const ended: AttemptEnded | undefined = await policy.pause?.waitOut(policy.maxWaitMs, policy.signal);
+    let failure: unknown;
+    let asked: number | undefined;
+    let backoff: number | undefined;
+    const waitMs = (): number => (asked !== undefined ? Math.max(0, asked) : (backoff ??= backoffMs(retry, random())));
     try {
       return await attempt();
     } catch (error) {
-      const asked = requestedRetryWaitMs(policy.headersOf(error), Date.now());
-      let backoff: number | undefined;
-      const waitMs = (): number => (asked !== undefined ? Math.max(0, asked) : (backoff ??= backoffMs(retry, random())));
+      failure = error;
+      asked = requestedRetryWaitMs(policy.headersOf(error), clock.now());
       // a rate limit is the endpoint's: every call waits (a wait over the bound too: the other calls then fail at once)
       if (policy.pause && policy.rateLimited?.(error)) policy.pause.rateLimited(waitMs());
-      if (retry >= policy.maxRetries || !policy.retryable(error)) throw error;
-      if (asked !== undefined && asked > policy.maxWaitMs) throw new RetryWaitTooLongError(error, Math.round(asked), policy.maxWaitMs);
-      await sleep(waitMs(), undefined, { signal: policy.signal });
+    } finally {
+      // after rateLimited: a probe answered 429 keeps the endpoint half-open; any other end opens it
+      ended?.();
     }
+    if (retry >= policy.maxRetries || !policy.retryable(failure)) throw failure;
+    if (asked !== undefined && asked > policy.maxWaitMs) throw new RetryWaitTooLongError(failure, Math.round(asked), policy.maxWaitMs);
+    await clock.sleep(waitMs(), policy.signal);
   }
 }

@@ -38,7 +38,8 @@
  * once, and the call's signal ends a wait between attempts. A 429 pauses every call of this
  * summarizer (every session's passes) for the wait it asked for, else its call's backoff
  * ({@link EndpointPause}): each attempt waits the pause out first, and one whose pause has more
- * than that bound left fails at once, no call made.
+ * than that bound left fails at once, no call made; after the pause one attempt probes the
+ * endpoint and the others follow once it is not answered 429.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type OpenAI from 'openai';
