@@ -55,7 +55,7 @@ describe('typed client query parameters', () => {
 
   it('leaves out undefined and null; keeps an offset "+" as %2B', async () => {
     const { client, urls } = recordingClient();
-    await client.GET('/v1/recall', { params: { query: { q: 'a', from: '2026-01-01T00:00:00+05:30', to: undefined, sessionId: null as unknown as string } } });
+    await client.GET('/v1/recall', { params: { query: { q: 'a', from: '2026-01-01T00:00:00+05:30', to: undefined, sessionId: null } } });
     expect(urls[0].search).toBe('?q=a&from=2026-01-01T00%3A00%3A00%2B05%3A30');
   });
 

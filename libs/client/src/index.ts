@@ -1,9 +1,12 @@
 /**
  * Typed HTTP client of the session service: `openapi-fetch` over the types generated from the
  * service's OpenAPI document (`openapi-types.ts`, regenerate with `npm run client:generate`).
- * Every call returns `{ data, error, response }`: `data` typed by the route's 2xx schema, `error`
- * by its `{ code, message }` error schema. Query parameters are written by {@link serializeQuery}:
- * a time (`from`, `to`, `updatedSince`, `updatedBefore`) may be a `Date`, sent as ISO-8601 UTC.
+ * Every call that gets an HTTP answer resolves to `{ data, error, response }`: `data` typed by the
+ * route's 2xx schema, `error` by its `{ code, message }` error schema. A call that gets no answer
+ * rejects: fetch's `TypeError` (`fetch failed`, its `cause` e.g. `ECONNREFUSED`, `ECONNRESET`,
+ * `ENOTFOUND`), or the `AbortSignal`'s reason. Query parameters are written by
+ * {@link serializeQuery}: a time (`from`, `to`, `updatedSince`, `updatedBefore`, `atTime`) may be a
+ * `Date`, sent as ISO-8601 UTC; an optional one may be `undefined` or `null` (left out).
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
@@ -11,21 +14,60 @@ import { serializeQuery, type TimeQueryParameter } from './query-serializer';
 
 export type { components, paths, operations } from './openapi-types';
 export { queryParameterText, serializeQuery, TIME_QUERY_PARAMETERS, type TimeQueryParameter } from './query-serializer';
+/**
+ * openapi-fetch's types a consumer may name, re-exported so that it need not depend on
+ * openapi-fetch itself (a transitive dependency, not importable under pnpm's strict layout):
+ * `Middleware` for `client.use(…)`, `FetchResponse` for a call's `{ data, error, response }`.
+ */
+export type { FetchResponse, Middleware, MiddlewareCallbackParams } from 'openapi-fetch';
 
 /** The API's named schemas (`Schemas['SessionSummary']`, `Schemas['CompactionDiff']`, …). */
 export type Schemas = components['schemas'];
 
-/** A query's parameters with each time parameter ({@link TimeQueryParameter}) also accepting a `Date`. */
-type DatedQuery<Q> = { [K in keyof Q]: K extends TimeQueryParameter ? Q[K] | Date : Q[K] };
-/** An operation whose `parameters.query` is a {@link DatedQuery} (optional members stay optional). */
-type DatedOperation<O> = { [K in keyof O]: K extends 'parameters' ? { [P in keyof O[K]]: P extends 'query' ? DatedQuery<O[K][P]> : O[K][P] } : O[K] };
+/** The window as `format=events` (the default) answers it: the active window's events in the native shape, `events`. */
+export type EventsWindow = Extract<Schemas['Window'], { events: unknown }>;
+/** The window as `format=openai` answers it: the active window as OpenAI chat messages, `messages`. */
+export type OpenAiWindow = Extract<Schemas['Window'], { messages: unknown }>;
+
+/**
+ * Whether a window answer is in the OpenAI format (`format=openai`): narrows `data` to
+ * {@link OpenAiWindow} (else it is an {@link EventsWindow}). The answer's type does not follow the
+ * `format` query parameter, so narrow it with this (or `'messages' in data`) before reading
+ * `messages` or `events`.
+ * @example
+ * const { data } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { format: 'openai' } } });
+ * if (data && isOpenAiWindow(data)) send(data.messages);
+ */
+export function isOpenAiWindow(window: Schemas['Window']): window is OpenAiWindow {
+  return 'messages' in window;
+}
+
+/** One native event as `POST /v1/sessions/{sessionId}/events` takes it (an item of its body's `events`). */
+export type NativeEventInput = paths['/v1/sessions/{sessionId}/events']['post']['requestBody']['content']['application/json']['events'][number];
+/** One hit of a recall page (an item of `GET /v1/recall`'s `items`). */
+export type RecallHit = Schemas['RecallPage']['items'][number];
+/** One event of a session's full log (an item of `GET /v1/sessions/{sessionId}/events`' `events`): conversation events and decision events. */
+export type LogEvent = Schemas['LogPage']['events'][number];
+
+/**
+ * A query's parameters as the client takes them: each time parameter ({@link TimeQueryParameter})
+ * also accepts a `Date`, and each optional parameter also `undefined` or `null` given explicitly
+ * (`{ userId: maybeUser }`, `{ cursor: null }`: {@link serializeQuery} leaves them out), also
+ * under `exactOptionalPropertyTypes`. Required parameters (recall's `q`) take their value only.
+ */
+type ClientQuery<Q> = {
+  [K in keyof Q]: (K extends TimeQueryParameter ? Q[K] | Date : Q[K]) | (object extends Pick<Q, K> ? undefined | null : never);
+};
+/** An operation whose `parameters.query` is a {@link ClientQuery} (optional members stay optional). */
+type ClientOperation<O> = { [K in keyof O]: K extends 'parameters' ? { [P in keyof O[K]]: P extends 'query' ? ClientQuery<O[K][P]> : O[K][P] } : O[K] };
 
 /**
  * The API's {@link paths} as the client takes them: the generated types, except that a time
- * query parameter (`from`, `to`, `updatedSince`, `updatedBefore`) is `string | Date` (a `Date` is sent as
- * ISO-8601 UTC, `toISOString()`).
+ * query parameter (`from`, `to`, `updatedSince`, `updatedBefore`, `atTime`) is `string | Date` (a
+ * `Date` is sent as ISO-8601 UTC, `toISOString()`) and an optional query parameter also takes
+ * `undefined` or `null`, which leave it out.
  */
-export type ClientPaths = { [P in keyof paths]: { [M in keyof paths[P]]: DatedOperation<paths[P][M]> } };
+export type ClientPaths = { [P in keyof paths]: { [M in keyof paths[P]]: ClientOperation<paths[P][M]> } };
 
 /** A client bound to one service URL. */
 export type SessionServiceClient = Client<ClientPaths>;
@@ -59,8 +101,12 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * A client for the service at `baseUrl` (e.g. `http://localhost:3000`; trailing slashes are
  * ignored). `options.headers` is sent with every request in any form ({@link clientHeaders}).
  * Query parameters are written by {@link serializeQuery} (unless `options.querySerializer` is
- * given): a `Date` as ISO-8601 UTC, numbers and booleans as text, `undefined`/`null` left out;
- * an array, an object or an invalid `Date` throws a TypeError before anything is sent.
+ * given): a `Date` as ISO-8601 UTC, numbers and booleans as text, `undefined`/`null` left out
+ * (the types accept them for every optional parameter); an array, an object or an invalid `Date`
+ * throws a TypeError before anything is sent. A call resolves to `{ data, error, response }` for
+ * every HTTP answer (`error` for a 4xx or 5xx, e.g. 503 `shutting_down`) and rejects when no
+ * answer comes: fetch's `TypeError: fetch failed` with its `cause` (`ECONNREFUSED`,
+ * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, or an abort's reason.
  * @example
  * const client = createSessionServiceClient('http://localhost:3000', { apiKey: process.env.API_KEY });
  * const { data, error } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's1' } } });

@@ -362,6 +362,7 @@ export interface components {
                 insertBeforeId: string;
                 shadowPrompt: string;
                 text: string;
+                /** @description the new summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) */
                 tokens: number;
             };
             /** @description with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then */
@@ -375,10 +376,11 @@ export interface components {
                 /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
                 tokens: number;
             };
-            /** @description window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
+            /** @description cost of the window after the pass, in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars); in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
             tokensAfter: number;
+            /** @description cost of the window before the pass, in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) */
             tokensBefore: number;
-            /** @description cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound */
+            /** @description cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6), in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound */
             tokensEstimatedSaved: number;
             /** @description with reason open-tool-call: the call that held the cut back */
             toolCallId?: string;
@@ -1008,6 +1010,7 @@ export interface components {
                  * @constant
                  */
                 firstMention?: true;
+                /** @description relevance, higher is better: with order relevance the hit's BM25 (SQLite FTS5's, k1 1.2, b 0.75, minus its rank) over the query's ranked words, a positive number with no fixed scale or upper bound (not 0 to 1), comparable within one query and its cursor's pages only; 0 with order newest or oldest */
                 score: number;
                 sessionId: string;
                 /** @description HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most 240 characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut */
@@ -1134,27 +1137,34 @@ export interface components {
         };
         /** @description A compaction strategy with every parameter resolved (DESIGN §3.4) */
         Strategy: {
+            /** @description real events (user, assistant, tool events and notices) kept: the newest, the cut moved to a turn start */
             maxEvents: number;
             /** @constant */
             type: "sliding-window";
         } | {
+            /** @description turns kept (a turn starts at a user event): the newest, plus the preamble */
             maxTurns: number;
             /** @constant */
             type: "turn-window";
         } | {
+            /** @description the kept window's budget, in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars): the newest real events that fit in it once the pinned system message and summaries are counted */
             maxTokens: number;
             /** @constant */
             type: "token-count";
         } | {
+            /** @description real events kept verbatim: the newest, as sliding-window; the archived ones and old summaries become one new summary */
             maxEventsToKeep: number;
+            /** @description kept real events (the oldest of them) sent to the summarizer as context, not summarized */
             overlapSize: number;
             shadowPrompt: string;
             systemPrompt: string;
             /** @constant */
             type: "recursive-summarization";
         } | {
+            /** @description turns kept verbatim (a turn starts at a user event): the newest */
             keepTurns: number;
             shadowPrompt: string;
+            /** @description the older part (current summaries plus the real events before the kept turns) is folded into one new summary once it costs more than this, in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars); the new summary's budget is half of it */
             summarizeAtTokens: number;
             systemPrompt: string;
             /** @constant */
@@ -1162,24 +1172,24 @@ export interface components {
         };
         /** @description A compaction strategy: type plus optional parameters (defaults in DESIGN §3.4) */
         StrategyInput: {
-            /** @description default 20; null counts as absent */
+            /** @description real events (user, assistant, tool events and notices) kept: the newest, the cut moved to a turn start; default 20; null counts as absent */
             maxEvents?: number | null;
             /** @constant */
             type: "sliding-window";
         } | {
-            /** @description default 10; null counts as absent */
+            /** @description turns kept (a turn starts at a user event): the newest, plus the preamble; default 10; null counts as absent */
             maxTurns?: number | null;
             /** @constant */
             type: "turn-window";
         } | {
-            /** @description default 4000; null counts as absent */
+            /** @description the kept window's budget, in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars): the newest real events that fit in it once the pinned system message and summaries are counted; default 4000; null counts as absent */
             maxTokens?: number | null;
             /** @constant */
             type: "token-count";
         } | {
-            /** @description default 10; null counts as absent */
+            /** @description real events kept verbatim: the newest, as sliding-window; the archived ones and old summaries become one new summary; default 10; null counts as absent */
             maxEventsToKeep?: number | null;
-            /** @description default 2 (at most maxEventsToKeep − 1); null counts as absent */
+            /** @description kept real events (the oldest of them) sent to the summarizer as context, not summarized; default 2 (at most maxEventsToKeep − 1); null counts as absent */
             overlapSize?: number | null;
             /** @description the default shadow prompt when absent or null */
             shadowPrompt?: string | null;
@@ -1188,11 +1198,11 @@ export interface components {
             /** @constant */
             type: "recursive-summarization";
         } | {
-            /** @description default 2; null counts as absent */
+            /** @description turns kept verbatim (a turn starts at a user event): the newest; default 2; null counts as absent */
             keepTurns?: number | null;
             /** @description the default shadow prompt when absent or null */
             shadowPrompt?: string | null;
-            /** @description default 2500; null counts as absent */
+            /** @description the older part (current summaries plus the real events before the kept turns) is folded into one new summary once it costs more than this, in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars); the new summary's budget is half of it; default 2500; null counts as absent */
             summarizeAtTokens?: number | null;
             /** @description the default summarizer system prompt when absent or null */
             systemPrompt?: string | null;
@@ -1201,10 +1211,12 @@ export interface components {
         };
         /** @description When a compaction may run (DESIGN §3.5); absent or null means always */
         Trigger: {
+            /** @description user turns: fires when the active window holds more than maxTurns user events (the turn in progress included) */
             maxTurns: number;
             /** @constant */
             type: "turn-count";
         } | {
+            /** @description fires when the active window (pinned system message, summaries and real events) costs at least threshold, in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) */
             threshold: number;
             /** @constant */
             type: "token-count";

@@ -9,16 +9,27 @@ import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { clientIdText, integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
-import { named, schemaRef, TriggerSchema } from './response-schemas';
+import { named, schemaRef, STRATEGY_PARAMETER_MEANINGS, TriggerSchema } from './response-schemas';
 import { booleanQueryJsonSchema, isBooleanQueryParam } from './boolean-query-param';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
 
 const D = STRATEGY_DEFAULTS;
-/** An optional count parameter of a strategy: 1 (or `min`) to MAX_PARAMETER_VALUE, its default said; null counts as absent (the default). */
-const count = (fallback: number, min = 1) =>
-  z.number().int().min(min).max(MAX_PARAMETER_VALUE).nullable().optional().describe(`default ${fallback}; null counts as absent`);
+/**
+ * An optional count parameter of a strategy: 1 (or `min`) to MAX_PARAMETER_VALUE, described by what
+ * it means and counts ({@link STRATEGY_PARAMETER_MEANINGS}) and its default; null counts as absent
+ * (the default). The description only: the validation is `parseStrategy`'s.
+ */
+const count = (name: keyof typeof STRATEGY_PARAMETER_MEANINGS, fallback: number, min = 1) =>
+  z
+    .number()
+    .int()
+    .min(min)
+    .max(MAX_PARAMETER_VALUE)
+    .nullable()
+    .optional()
+    .describe(`${STRATEGY_PARAMETER_MEANINGS[name]}; default ${fallback}; null counts as absent`);
 const prompts = {
   shadowPrompt: z.string().min(1).max(MAX_SHADOW_PROMPT_LENGTH).nullable().optional().describe('the default shadow prompt when absent or null'),
   systemPrompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_LENGTH).nullable().optional().describe('the default summarizer system prompt when absent or null'),
@@ -27,21 +38,21 @@ const prompts = {
 export const StrategyInputSchema = named(
   'StrategyInput',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('sliding-window'), maxEvents: count(D['sliding-window'].maxEvents) }),
-    z.strictObject({ type: z.literal('turn-window'), maxTurns: count(D['turn-window'].maxTurns) }),
-    z.strictObject({ type: z.literal('token-count'), maxTokens: count(D['token-count'].maxTokens) }),
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: count('maxEvents', D['sliding-window'].maxEvents) }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: count('maxTurns', D['turn-window'].maxTurns) }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: count('maxTokens', D['token-count'].maxTokens) }),
     z.strictObject({
       type: z.literal('recursive-summarization'),
-      maxEventsToKeep: count(D['recursive-summarization'].maxEventsToKeep),
-      overlapSize: count(D['recursive-summarization'].overlapSize, 0).describe(
-        `default ${D['recursive-summarization'].overlapSize} (at most maxEventsToKeep − 1); null counts as absent`,
+      maxEventsToKeep: count('maxEventsToKeep', D['recursive-summarization'].maxEventsToKeep),
+      overlapSize: count('overlapSize', D['recursive-summarization'].overlapSize, 0).describe(
+        `${STRATEGY_PARAMETER_MEANINGS.overlapSize}; default ${D['recursive-summarization'].overlapSize} (at most maxEventsToKeep − 1); null counts as absent`,
       ),
       ...prompts,
     }),
     z.strictObject({
       type: z.literal('rolling-summary'),
-      keepTurns: count(D['rolling-summary'].keepTurns),
-      summarizeAtTokens: count(D['rolling-summary'].summarizeAtTokens),
+      keepTurns: count('keepTurns', D['rolling-summary'].keepTurns),
+      summarizeAtTokens: count('summarizeAtTokens', D['rolling-summary'].summarizeAtTokens),
       ...prompts,
     }),
   ]),

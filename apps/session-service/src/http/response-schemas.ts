@@ -172,23 +172,51 @@ export const ErrorBodySchema = named(
   'Every error answer: { code, message } plus the details of some codes (parameter, expected, actual, userId, …)',
 );
 
+/**
+ * The unit of every token figure (a window's cost, a strategy's or trigger's token parameter, a
+ * compaction's tokens): the estimator's, as the README's "Token costs" says. `chars` counts UTF-16
+ * code units, not the characters (Unicode code points) lengths are counted in.
+ */
+const ESTIMATOR_UNIT = "in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars)";
+/** {@link ESTIMATOR_UNIT} for a strategy's or trigger's parameter: the estimator is the compaction request's or the policy's. */
+const PARAMETER_UNIT =
+  "in the unit of the compaction's or the policy's estimator (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars)";
+
+/**
+ * What each strategy parameter means and counts, for its description in the document (the request's
+ * StrategyInput adds its default; the resolved Strategy says it alone). Real events are user,
+ * assistant and tool events and notices (not the system message nor summaries); a turn starts at a
+ * user event.
+ */
+export const STRATEGY_PARAMETER_MEANINGS = {
+  maxEvents: 'real events (user, assistant, tool events and notices) kept: the newest, the cut moved to a turn start',
+  maxTurns: 'turns kept (a turn starts at a user event): the newest, plus the preamble',
+  maxTokens: `the kept window's budget, ${PARAMETER_UNIT}: the newest real events that fit in it once the pinned system message and summaries are counted`,
+  maxEventsToKeep: 'real events kept verbatim: the newest, as sliding-window; the archived ones and old summaries become one new summary',
+  overlapSize: 'kept real events (the oldest of them) sent to the summarizer as context, not summarized',
+  keepTurns: 'turns kept verbatim (a turn starts at a user event): the newest',
+  summarizeAtTokens: `the older part (current summaries plus the real events before the kept turns) is folded into one new summary once it costs more than this, ${PARAMETER_UNIT}; the new summary's budget is half of it`,
+} as const;
+const parameter = (name: keyof typeof STRATEGY_PARAMETER_MEANINGS, min = 1) =>
+  z.number().int().min(min).max(MAX_PARAMETER_VALUE).describe(STRATEGY_PARAMETER_MEANINGS[name]);
+
 export const StrategySchema = named(
   'Strategy',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
-    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
-    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: parameter('maxEvents') }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: parameter('maxTurns') }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: parameter('maxTokens') }),
     z.strictObject({
       type: z.literal('recursive-summarization'),
-      maxEventsToKeep: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
-      overlapSize: z.number().int().min(0).max(MAX_PARAMETER_VALUE),
+      maxEventsToKeep: parameter('maxEventsToKeep'),
+      overlapSize: parameter('overlapSize', 0),
       shadowPrompt: z.string(),
       systemPrompt: z.string(),
     }),
     z.strictObject({
       type: z.literal('rolling-summary'),
-      keepTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
-      summarizeAtTokens: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
+      keepTurns: parameter('keepTurns'),
+      summarizeAtTokens: parameter('summarizeAtTokens'),
       shadowPrompt: z.string(),
       systemPrompt: z.string(),
     }),
@@ -201,8 +229,24 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
     z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
-      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
+      z.strictObject({
+        type: z.literal('turn-count'),
+        maxTurns: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_PARAMETER_VALUE)
+          .describe('user turns: fires when the active window holds more than maxTurns user events (the turn in progress included)'),
+      }),
+      z.strictObject({
+        type: z.literal('token-count'),
+        threshold: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_PARAMETER_VALUE)
+          .describe(`fires when the active window (pinned system message, summaries and real events) costs at least threshold, ${PARAMETER_UNIT}`),
+      }),
       z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
       z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
     ]),
@@ -361,17 +405,24 @@ export const CompactionAnswerSchema = named(
     archived: z.array(z.string()),
     kept: z.array(z.string()),
     summary: z
-      .strictObject({ id: z.string(), text: z.string(), shadowPrompt: z.string(), insertBeforeId: z.string(), coveredIds: z.array(z.string()), tokens: count })
+      .strictObject({
+        id: z.string(),
+        text: z.string(),
+        shadowPrompt: z.string(),
+        insertBeforeId: z.string(),
+        coveredIds: z.array(z.string()),
+        tokens: count.describe(`the new summary's cost (its shadow prompt and text lines, as the window counts it), ${ESTIMATOR_UNIT}`),
+      })
       .optional(),
-    tokensBefore: count,
+    tokensBefore: count.describe(`cost of the window before the pass, ${ESTIMATOR_UNIT}`),
     tokensAfter: count.describe(
-      'window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost)',
+      `cost of the window after the pass, ${ESTIMATOR_UNIT}; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost)`,
     ),
     tokensEstimatedSaved: z
       .number()
       .int()
       .describe(
-        'cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound',
+        `cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6), ${ESTIMATOR_UNIT}: a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound`,
       ),
     revision: decimal,
     position: decimal.describe(
@@ -753,7 +804,11 @@ export const RecallPageSchema = named(
           .describe(
             `HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most ${RECALL_SNIPPET_MAX_LENGTH} characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut`,
           ),
-        score: z.number(),
+        score: z
+          .number()
+          .describe(
+            "relevance, higher is better: with order relevance the hit's BM25 (SQLite FTS5's, k1 1.2, b 0.75, minus its rank) over the query's ranked words, a positive number with no fixed scale or upper bound (not 0 to 1), comparable within one query and its cursor's pages only; 0 with order newest or oldest",
+          ),
         archived: z.boolean(),
         compactionId: z.string().optional(),
         createdAt: eventCreatedAt,

@@ -1,0 +1,93 @@
+/**
+ * A consumer's code, type-checked by `client-types.spec.ts` under the options an integrator's
+ * strict project may set (`strict`, `noUncheckedIndexedAccess`, `exactOptionalPropertyTypes`) and
+ * by the repository's own `tsc`. Never run: every call is behind a function nobody calls. Each
+ * `@ts-expect-error` is an assertion too (an unused one is an error).
+ */
+import {
+  createSessionServiceClient,
+  isOpenAiWindow,
+  type EventsWindow,
+  type ClientPaths,
+  type FetchResponse,
+  type LogEvent,
+  type Middleware,
+  type NativeEventInput,
+  type OpenAiWindow,
+  type RecallHit,
+  type Schemas,
+} from '../src';
+
+declare const maybeUser: string | undefined;
+declare const maybeCursor: string | null | undefined;
+
+/** Optional query parameters take `undefined` and `null` (left out), as the README says (newcomer ncsdkuser F1). */
+export async function optionalQueryParameters(): Promise<void> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  await client.GET('/v1/sessions', { params: { query: { userId: maybeUser } } });
+  await client.GET('/v1/sessions', { params: { query: { userId: null, cursor: null, limit: undefined } } });
+  await client.GET('/v1/sessions', { params: { query: { cursor: maybeCursor, updatedSince: undefined } } });
+  await client.GET('/v1/recall', { params: { query: { q: 'x', from: undefined, to: null, sessionId: maybeUser } } });
+  await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's' }, query: { atTime: null, minPosition: undefined } } });
+  // a required parameter still takes its value only
+  // @ts-expect-error q is required: not undefined
+  await client.GET('/v1/recall', { params: { query: { q: undefined } } });
+  // @ts-expect-error q is required: not null
+  await client.GET('/v1/recall', { params: { query: { q: null } } });
+  // @ts-expect-error an unknown parameter is still refused
+  await client.GET('/v1/sessions', { params: { query: { userID: null } } });
+  // @ts-expect-error a Date only for the time parameters
+  await client.GET('/v1/sessions', { params: { query: { userId: new Date() } } });
+}
+
+/** The window's two formats have names, and the guard narrows an answer to one (F2). */
+export async function windowFormats(): Promise<Schemas['OpenAiMessage'][]> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  const path = { sessionId: 's' };
+  const { data } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { format: 'openai' } } });
+  if (!data) return [];
+  if (isOpenAiWindow(data)) {
+    const openAi: OpenAiWindow = data;
+    return openAi.messages;
+  }
+  const events: EventsWindow = data;
+  const ids: string[] = events.events.map((e) => e.id);
+  void ids;
+  return [];
+}
+
+/** The README's other narrowing, `'messages' in data`. */
+export function messagesOf(data: Schemas['Window']): Schemas['OpenAiMessage'][] {
+  return 'messages' in data ? data.messages : data.events.map((e) => ({ role: 'user', content: e.id }));
+}
+
+/** The types a consumer names without a long `paths[…]` chain, and openapi-fetch's without depending on it (F5). */
+export async function namedTypes(): Promise<void> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  const requestIds: Middleware = {
+    onRequest({ request }) {
+      request.headers.set('X-Request-Id', 'r1');
+      return request;
+    },
+  };
+  client.use(requestIds);
+  const events: NativeEventInput[] = [
+    { id: 'u1', type: 'user', text: 'hello', createdAt: null },
+    { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] },
+  ];
+  await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 's' } }, body: { events } });
+  const recall = await client.GET('/v1/recall', { params: { query: { q: 'hello' } } });
+  const hits: RecallHit[] = recall.data?.items ?? [];
+  const best: number | undefined = hits[0]?.score;
+  void best;
+  const log = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 's' } } });
+  const entries: LogEvent[] = log.data?.events ?? [];
+  const positions: string[] = entries.map((e) => e.position);
+  void positions;
+}
+
+/** A recall call's answer, named with openapi-fetch's `FetchResponse` (re-exported). */
+type RecallAnswer = FetchResponse<ClientPaths['/v1/recall']['get'], object, 'application/json'>;
+export function recallOnce(q: string): Promise<RecallAnswer> {
+  return createSessionServiceClient('http://localhost:3000').GET('/v1/recall', { params: { query: { q } } });
+}
