@@ -514,11 +514,11 @@ export interface components {
                 /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
                 tokens: number;
             } | null;
-            /** @description window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03) */
+            /** @description window tokens after the decision, in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars), as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03) */
             tokensAfter: number;
-            /** @description window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
+            /** @description window tokens just before the decision was written (the revision before its first event), in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) (the item's estimator): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
             tokensBefore: number;
-            /** @description tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved) */
+            /** @description tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved), in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) */
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
             /** @description with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures */

@@ -666,12 +666,15 @@ export const CompactionHistoryItemSchema = named(
     revision: decimal.describe("revision of the decision's last event"),
     position: decimal.describe("global position of the decision's last event"),
     tokensBefore: count.describe(
-      "window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4)",
+      `window tokens just before the decision was written (the revision before its first event), ${ESTIMATOR_UNIT} (the item's estimator): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4)`,
     ),
     tokensAfter: count.describe(
-      'window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03)',
+      `window tokens after the decision, ${ESTIMATOR_UNIT}, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03)`,
     ),
-    tokensSaved: z.number().int().describe("tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved)"),
+    tokensSaved: z
+      .number()
+      .int()
+      .describe(`tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved), ${ESTIMATOR_UNIT}`),
     archivedIds: z
       .array(z.string())
       .describe(
