@@ -64,7 +64,8 @@ async function main(): Promise<void> {
     // Which store was read: SQLITE_EVENTS_FILE may put it outside DATA_DIR, and a rebuild from another store than meant must show.
     process.stdout.write(`reading the event store ${eventStoreNamed(config)}\n`);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);
-    const projector = new SessionProjector(readModels, { rebuildPageSize: pageSize });
+    // No request waits on this thread: a page may wait SQLite's whole busy timeout for another connection's lock.
+    const projector = new SessionProjector(readModels, { rebuildPageSize: pageSize, lockWaitMs: null });
     // Told after every page, on this thread: an interval timer never fires while the embedded
     // store's reads resolve at once (the loop never yields to timers), so SQLite's rebuild was silent.
     let lineAt = Date.now();
