@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { type AttemptEnded, EndpointPause, EndpointPausedError, LONGEST_PAUSE_MS, SYSTEM_PAUSE_CLOCK, type PauseClock } from './endpoint-pause';
 import { ManualPauseClock, settle } from './testing/manual-pause-clock';
+import { playProbeScenario, probeSteps, type ProbeOutcome } from './testing/probe-scenario';
 
 /**
  * A virtual clock: `sleep` moves time forward, running on its way the 429s other calls receive
@@ -295,105 +296,61 @@ describe('EndpointPause: half-open after a pause, one attempt probes the endpoin
   });
 
   it('property: after a 429, attempts go one at a time until one ends without a 429; every caller ends (goes, or fails)', async () => {
-    type Outcome = 'limited' | 'ok' | 'failed';
     await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 6 }),
-        fc.array(
-          fc.oneof(
-            {
-              weight: 4,
-              arbitrary: fc.record({
-                kind: fc.constant('answer' as const),
-                pick: fc.nat(),
-                outcome: fc.constantFrom<Outcome>('limited', 'limited', 'ok', 'failed'),
-                waitMs: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 6000 })),
-              }),
-            },
-            {
-              weight: 3,
-              arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 3000 })) }),
-            },
-            { weight: 1, arbitrary: fc.record({ kind: fc.constant('arrive' as const) }) },
-            { weight: 1, arbitrary: fc.record({ kind: fc.constant('abort' as const), pick: fc.nat() }) },
-          ),
-          { maxLength: 60 },
-        ),
-        fc.integer({ min: 500, max: 5000 }),
-        async (initialCallers, steps, maxWaitMs) => {
-          const clock = new ManualPauseClock();
-          const pause = new EndpointPause(clock);
-          // the test's own account of the rule: half-open from a 429 until an attempt started half-open ends with no 429 answered meanwhile
-          let halfOpen = false;
-          let limits = 0;
-          let violation: string | null = null;
-          const inFlight: Array<{ answer: (outcome: Outcome, waitMs: number) => void; probe: boolean }> = [];
-          const controllers: AbortController[] = [];
-          let ended = 0;
-          const run = async (signal: AbortSignal): Promise<void> => {
-            // a caller retries after a 429 (up to 3 attempts), not after another failure
-            for (let attempt = 0; attempt < 3; attempt++) {
-              const attemptEnded = await pause.waitOut(maxWaitMs, signal);
-              if (pause.remainingMs() > 0) violation ??= 'an attempt went during the pause';
-              if (halfOpen && inFlight.some((a) => a.probe)) violation ??= 'a second attempt went while a probe was in flight';
-              const limitsAtStart = limits;
-              const probe = halfOpen;
-              const outcome = await new Promise<Outcome>((resolve) => {
-                const entry = {
-                  probe,
-                  answer: (o: Outcome, waitMs: number) => {
-                    inFlight.splice(inFlight.indexOf(entry), 1);
-                    if (o === 'limited') {
-                      limits++;
-                      halfOpen = true;
-                      pause.rateLimited(waitMs);
-                    } else if (probe && limits === limitsAtStart) halfOpen = false;
-                    attemptEnded();
-                    resolve(o);
-                  },
-                };
-                inFlight.push(entry);
-              });
-              if (outcome !== 'limited') return;
-            }
-          };
-          const all: Array<Promise<unknown>> = [];
-          const arrive = (): void => {
-            const controller = new AbortController();
-            controllers.push(controller);
-            all.push(
-              run(controller.signal).then(
-                () => ended++,
-                (error: unknown) => {
-                  if (!(error instanceof EndpointPausedError) && (error as Error).name !== 'AbortError') violation ??= `unexpected ${String(error)}`;
-                  ended++;
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), probeSteps, fc.integer({ min: 500, max: 5000 }), async (initialCallers, steps, maxWaitMs) => {
+        const clock = new ManualPauseClock();
+        const pause = new EndpointPause(clock);
+        // the test's own account of the rule: half-open from a 429 until an attempt started half-open ends with no 429 answered meanwhile
+        let halfOpen = false;
+        let limits = 0;
+        let violation: string | null = null;
+        const inFlight: Array<{ answer: (outcome: ProbeOutcome, waitMs: number) => void; probe: boolean }> = [];
+        const controllers: AbortController[] = [];
+        let ended = 0;
+        const run = async (signal: AbortSignal): Promise<void> => {
+          // a caller retries after a 429 (up to 3 attempts), not after another failure
+          for (let attempt = 0; attempt < 3; attempt++) {
+            const attemptEnded = await pause.waitOut(maxWaitMs, signal);
+            if (pause.remainingMs() > 0) violation ??= 'an attempt went during the pause';
+            if (halfOpen && inFlight.some((a) => a.probe)) violation ??= 'a second attempt went while a probe was in flight';
+            const limitsAtStart = limits;
+            const probe = halfOpen;
+            const outcome = await new Promise<ProbeOutcome>((resolve) => {
+              const entry = {
+                probe,
+                answer: (o: ProbeOutcome, waitMs: number) => {
+                  inFlight.splice(inFlight.indexOf(entry), 1);
+                  if (o === 'limited') {
+                    limits++;
+                    halfOpen = true;
+                    pause.rateLimited(waitMs);
+                  } else if (probe && limits === limitsAtStart) halfOpen = false;
+                  attemptEnded();
+                  resolve(o);
                 },
-              ),
-            );
-          };
-          for (let i = 0; i < initialCallers; i++) arrive();
-          await settle();
-          for (const step of steps) {
-            if (step.kind === 'answer' && inFlight.length > 0) inFlight[step.pick % inFlight.length].answer(step.outcome, step.waitMs);
-            else if (step.kind === 'tick') await clock.advance(step.ms);
-            else if (step.kind === 'arrive') arrive();
-            else if (step.kind === 'abort') controllers[step.pick % controllers.length].abort();
-            await settle();
-            if (violation) return false;
+              };
+              inFlight.push(entry);
+            });
+            if (outcome !== 'limited') return;
           }
-          // then the endpoint answers every attempt: every caller must end
-          for (let turn = 0; turn < 200 && ended < all.length; turn++) {
-            if (inFlight.length > 0) inFlight[0].answer('ok', 0);
-            else {
-              const next = clock.nextWake();
-              if (next === null) break;
-              await clock.advance(next - clock.time);
-            }
-            await settle();
-          }
-          return violation === null && ended === all.length && !pause.probing();
-        },
-      ),
+        };
+        const all: Array<Promise<unknown>> = [];
+        const arrive = (): void => {
+          const controller = new AbortController();
+          controllers.push(controller);
+          all.push(
+            run(controller.signal).then(
+              () => ended++,
+              (error: unknown) => {
+                if (!(error instanceof EndpointPausedError) && (error as Error).name !== 'AbortError') violation ??= `unexpected ${String(error)}`;
+                ended++;
+              },
+            ),
+          );
+        };
+        const scenario = { clock, inFlight, controllers, arrive, violation: () => violation, allEnded: () => ended === all.length };
+        return (await playProbeScenario(scenario, initialCallers, steps, 200)) && !pause.probing();
+      }),
       { numRuns: 200 },
     );
   });

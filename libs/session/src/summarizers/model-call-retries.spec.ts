@@ -10,6 +10,7 @@ import {
 } from './model-call-retries';
 import { EndpointPause, EndpointPausedError } from './endpoint-pause';
 import { ManualPauseClock, settle } from './testing/manual-pause-clock';
+import { playProbeScenario, probeSteps, type ProbeOutcome } from './testing/probe-scenario';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 
@@ -339,32 +340,12 @@ describe('withRetries with the endpoint pause: after the pause one attempt probe
   });
 
   it('property: while a probe after a 429 is in flight no other attempt is sent; every call ends (succeeds or fails), none hangs', async () => {
-    type Outcome = 'limited' | 'ok' | 'failed';
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 0, max: 2 }),
         fc.integer({ min: 500, max: 5000 }),
-        fc.array(
-          fc.oneof(
-            {
-              weight: 4,
-              arbitrary: fc.record({
-                kind: fc.constant('answer' as const),
-                pick: fc.nat(),
-                outcome: fc.constantFrom<Outcome>('limited', 'limited', 'ok', 'failed'),
-                waitMs: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 6000 })),
-              }),
-            },
-            {
-              weight: 3,
-              arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.oneof(fc.constantFrom(0, 100, 1000), fc.integer({ min: 0, max: 3000 })) }),
-            },
-            { weight: 1, arbitrary: fc.record({ kind: fc.constant('arrive' as const) }) },
-            { weight: 1, arbitrary: fc.record({ kind: fc.constant('abort' as const), pick: fc.nat() }) },
-          ),
-          { maxLength: 60 },
-        ),
+        probeSteps,
         async (initialCallers, maxRetries, maxWaitMs, steps) => {
           const clock = new ManualPauseClock();
           const pause = new EndpointPause(clock);
@@ -372,7 +353,7 @@ describe('withRetries with the endpoint pause: after the pause one attempt probe
           let halfOpen = false;
           let limits = 0;
           let violation: string | null = null;
-          const inFlight: Array<{ answer: (outcome: Outcome, waitMs: number) => void; probe: boolean }> = [];
+          const inFlight: Array<{ answer: (outcome: ProbeOutcome, waitMs: number) => void; probe: boolean }> = [];
           const attempt = (signal: AbortSignal) => (): Promise<string> => {
             if (pause.remainingMs() > 0) violation ??= 'an attempt was sent during the pause';
             if (halfOpen && inFlight.some((a) => a.probe)) violation ??= 'a second attempt was sent while a probe was in flight';
@@ -381,7 +362,7 @@ describe('withRetries with the endpoint pause: after the pause one attempt probe
             return new Promise<string>((resolve, reject) => {
               const entry = {
                 probe,
-                answer: (o: Outcome, waitMs: number) => {
+                answer: (o: ProbeOutcome, waitMs: number) => {
                   if (!inFlight.includes(entry)) return;
                   inFlight.splice(inFlight.indexOf(entry), 1);
                   if (o === 'limited') {
@@ -418,27 +399,8 @@ describe('withRetries with the endpoint pause: after the pause one attempt probe
               },
             );
           };
-          for (let i = 0; i < initialCallers; i++) arrive();
-          await settle();
-          for (const step of steps) {
-            if (step.kind === 'answer' && inFlight.length > 0) inFlight[step.pick % inFlight.length].answer(step.outcome, step.waitMs);
-            else if (step.kind === 'tick') await clock.advance(step.ms);
-            else if (step.kind === 'arrive') arrive();
-            else if (step.kind === 'abort') controllers[step.pick % controllers.length].abort();
-            await settle();
-            if (violation) return false;
-          }
-          // then the endpoint answers every attempt: every call must end
-          for (let turn = 0; turn < 300 && ended < controllers.length; turn++) {
-            if (inFlight.length > 0) inFlight[0].answer('ok', 0);
-            else {
-              const next = clock.nextWake();
-              if (next === null) break;
-              await clock.advance(next - clock.time);
-            }
-            await settle();
-          }
-          return violation === null && ended === controllers.length && !pause.probing();
+          const scenario = { clock, inFlight, controllers, arrive, violation: () => violation, allEnded: () => ended === controllers.length };
+          return (await playProbeScenario(scenario, initialCallers, steps)) && !pause.probing();
         },
       ),
       { numRuns: 200 },
