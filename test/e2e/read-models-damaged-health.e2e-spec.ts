@@ -10,10 +10,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SessionProjector } from '@lib/session';
+import Database from 'better-sqlite3';
+import { READ_MODEL_SCHEMA_VERSION, SessionProjector } from '@lib/session';
 import { captureLogLines } from '../support/captured-log-lines';
 import { startService, type Harness } from '../support/service-harness';
-import { damagePagesButCheckpoints, expectDamageShown, sqliteDamageError } from '../support/read-models-damage';
+import { damagePagesButCheckpoints, expectDamageShown, healthOnceDamaged, sqliteDamageError } from '../support/read-models-damage';
 
 describe('read models found damaged while the service runs', () => {
   let harness: Harness | undefined;
@@ -49,6 +50,47 @@ describe('read models found damaged while the service runs', () => {
 
     const { problem } = await expectDamageShown(http, harness.dataDir, 'a read');
     // One error line for the damage, not one per read.
+    expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
+  });
+
+  it('read models another build rewrote under it (an old build on the same DATA_DIR) answer 503 read_models_damaged saying so, and /health says unavailable', async () => {
+    // Before: 500 internal on every read of the rewritten tables while /health said ok (newcomer ncupgrade F1).
+    harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-replaced-')) });
+    const http = harness.http;
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e1', type: 'user', text: 'before the other build' }] })
+      .expect(201);
+    expect((await http().get('/v1/sessions/s1/window')).status).toBe(200);
+    const lines = captureLogLines(['error']);
+    // what an older build does at its start: drops the read models of another version, writes its own
+    const other = new Database(path.join(harness.dataDir, 'read-models.sqlite'));
+    other.exec('DROP TABLE window_entries');
+    other.pragma('user_version = 20');
+    other.close();
+
+    for (let i = 0; i < 2; i++) {
+      const read = await http().get('/v1/sessions/s1/window');
+      expect({ status: read.status, code: read.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
+      expect(read.body.message).toBe(
+        `the read models file (read-models.sqlite) was rewritten by another build of the service (version 20, this build's is ${READ_MODEL_SCHEMA_VERSION}): another service process uses its DATA_DIR; stop it, then restart this service, which rebuilds the read models from the log; nothing was lost`,
+      );
+    }
+    const health = await healthOnceDamaged(http);
+    expect(health.body).toMatchObject({ status: 'unavailable', readModels: { damaged: { problem: expect.any(String) } } });
+    const problem = health.body.readModels.damaged.problem as string;
+    expect(
+      problem.startsWith(
+        `the read models file ${path.join(harness.dataDir, 'read-models.sqlite')} was rewritten by another build of the service while this one ran (`,
+      ),
+    ).toBe(true);
+    expect(problem).toMatch(
+      new RegExp(
+        `\\(it holds read models version 20, this build's are version ${READ_MODEL_SCHEMA_VERSION}; SQLite: no such table: window_entries, met by a read\\): .*stop the other process, then restart this service, which rebuilds the read models from the log \\(nothing is lost\\)$`,
+      ),
+    );
+    const ready = await http().get('/health/ready');
+    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
     expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
   });
 

@@ -118,7 +118,7 @@ export class AppModule {
           provide: ReadModelsDamage,
           // Before the projector starts (application bootstrap): its damage, on the event loop or in its worker thread, is reported as it is met.
           useFactory: (projector: SessionProjector) => {
-            const damage = new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+            const damage = new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME), projector.store);
             projector.onReadModelsDamage((error) => damage.report(error, 'the projector'));
             return damage;
           },

@@ -23,7 +23,15 @@ import {
   isSqliteDiskFull,
   postgresCauseOf,
 } from '@lib/event-store';
-import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
+import {
+  CountingTimeoutError,
+  READ_MODEL_SCHEMA_VERSION,
+  ReadModelsFullError,
+  ReadModelsOffLogWriteError,
+  ReadModelsReplacedError,
+  SessionError,
+  isReadModelsDamage,
+} from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { JSON_CONTENT_TYPE_RULE, MalformedJsonError } from './json-body';
@@ -237,6 +245,14 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
       },
     };
   // The store wraps its own SQLite errors: a raw one saying a file is damaged comes from the read models (the one rule).
+  if (err instanceof ReadModelsReplacedError)
+    return {
+      status: 503,
+      body: {
+        code: 'read_models_damaged',
+        message: `the read models file (read-models.sqlite) was rewritten by another build of the service (version ${err.versionOnDisk}, this build's is ${READ_MODEL_SCHEMA_VERSION}): another service process uses its DATA_DIR; stop it, then restart this service, which rebuilds the read models from the log; nothing was lost`,
+      },
+    };
   if (isReadModelsDamage(err))
     return {
       status: 503,
@@ -309,9 +325,11 @@ export class ApiErrorFilter implements ExceptionFilter {
     const http = this.adapterHost.httpAdapter;
     const res: unknown = host.switchToHttp().getResponse();
     // The request's URL: a 413's advice depends on what the route's body holds (tooLargeAdvice).
-    const { status, body, headers } = toApiError(err, host.switchToHttp().getRequest<{ url?: string } | undefined>()?.url);
-    this.damage.report(err, 'a read');
-    if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
+    // Read models another build rewrote under this one answer as their damage (ReadModelsDamage.classify).
+    const error = this.damage.classify(err);
+    const { status, body, headers } = toApiError(error, host.switchToHttp().getRequest<{ url?: string } | undefined>()?.url);
+    this.damage.report(error, 'a read');
+    if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(error as Error)?.name ?? 'error'}: ${(error as Error)?.stack ?? String(error)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');
     if (http.isHeadersSent(res)) return;

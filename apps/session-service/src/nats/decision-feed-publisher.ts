@@ -593,7 +593,7 @@ export class DecisionFeedPublisher {
    * one per retry): `/health` shows the error while it lasts, and one line says when it resumes ({@link resumed}).
    */
   private paused(position: bigint, err: unknown): void {
-    this.damage?.report(err, 'the decisions feed');
+    this.damage?.report(this.damage.classify(err), 'the decisions feed');
     const missing = isMissingStreamError(err);
     const message = missing ? missingStreamText(this.names.decisionStream) : (err as Error).message;
     const now = new Date().toISOString();

@@ -167,7 +167,9 @@ export class NatsCommandExecutor {
       const body = this.parseBody(message.data, kind);
       const result = await this.run(kind, address, body, message, watcher);
       answer = { status: STATUS_OF[kind], body: result, kind, address, basis: basisOfAnswer(stream, kind, result) ?? undefined };
-    } catch (err) {
+    } catch (failure) {
+      // Read models another build rewrote under this one answer as their damage (ReadModelsDamage.classify).
+      const err = this.options.damage?.classify(failure) ?? failure;
       this.options.damage?.report(err, 'a NATS command');
       const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
       answer = { status, body, kind: address?.kind, address };

@@ -3,7 +3,8 @@
  * a read or an HTTP command (answered 503 `read_models_damaged`, api-error.filter.ts), a NATS command
  * (the same answer, nats-command-executor.ts), the projector applying the log, on the event loop or
  * in its worker thread (`SessionProjector.onReadModelsDamage`), the decisions feed writing its
- * checkpoint. Each calls {@link ReadModelsDamage.report}, which applies the one rule
+ * checkpoint; also read models another build of the service rewrote under this one (a missing table
+ * or column, the file at another schema version: {@link ReadModelsDamage.classify}). Each calls {@link ReadModelsDamage.report}, which applies the one rule
  * (`isReadModelsDamage`); from the first damage on `/health` says `unavailable` with
  * `readModels.damaged` naming the file and the remedy, `/health/ready` answers 503
  * `read_models_damaged`, `/metrics` `read_models_damaged 1`, and one error line is logged. It stays
@@ -11,7 +12,7 @@
  * log: damaged-read-models.ts); nothing is lost, the log is intact.
  */
 import { Logger } from '@nestjs/common';
-import { isReadModelsDamage } from '@lib/session';
+import { asReadModelsReplaced, isReadModelsDamage, READ_MODEL_SCHEMA_VERSION, ReadModelsReplacedError, type ReadModelStore } from '@lib/session';
 
 /** The damage found, for `/health` (`readModels.damaged`). */
 export interface ReadModelsDamageFound {
@@ -29,8 +30,23 @@ export class ReadModelsDamage {
   private readonly logger = new Logger('ReadModels');
   private found: ReadModelsDamageFound | null = null;
 
-  /** `file`: the read models' path (`DATA_DIR/read-models.sqlite`), named in the problem. */
-  constructor(private readonly file: string) {}
+  /**
+   * `file`: the read models' path (`DATA_DIR/read-models.sqlite`), named in the problem; `store`: the
+   * service's connection to it, whose schema version {@link classify} reads (none: nothing is classified).
+   */
+  constructor(
+    private readonly file: string,
+    private readonly store?: ReadModelStore,
+  ) {}
+
+  /**
+   * `error` as the service treats it: a `ReadModelsReplacedError` when it is a statement meeting
+   * read models another build rewrote (`asReadModelsReplaced`: a missing table or column, and the
+   * file's version is not this build's), which answers and is reported as their damage; else `error`.
+   */
+  classify(error: unknown): unknown {
+    return this.store ? asReadModelsReplaced(error, this.store) : error;
+  }
 
   /**
    * Reports `error`, met by `metBy`: when it is the read models found damaged (`isReadModelsDamage`,
@@ -41,7 +57,10 @@ export class ReadModelsDamage {
     if (!isReadModelsDamage(error)) return false;
     if (this.found) return true;
     this.found = {
-      problem: `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}, met by ${metBy}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
+      problem:
+        error instanceof ReadModelsReplacedError
+          ? `the read models file ${this.file} was rewritten by another build of the service while this one ran (it holds read models version ${error.versionOnDisk}, this build's are version ${READ_MODEL_SCHEMA_VERSION}; SQLite: ${error.message.split('; the file holds')[0]}, met by ${metBy}): another service process uses this DATA_DIR (builds from before 2026-11-30 take no lock on it); reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; stop the other process, then restart this service, which rebuilds the read models from the log (nothing is lost)`
+          : `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}, met by ${metBy}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
       at: new Date().toISOString(),
     };
     this.logger.error(this.found.problem);

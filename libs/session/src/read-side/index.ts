@@ -16,6 +16,7 @@ export * from './recall-index-tables';
 export * from './session-read-model-writer';
 export * from './session-projector';
 export * from './read-models-damage-rule';
+export * from './read-models-replaced';
 export * from './position-waiters';
 export * from './queries/session-row';
 export * from './queries/window-query';

@@ -20,6 +20,7 @@ import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { checkpointEventIdentity, offLogRemedy, readModelsOffLog } from './checkpoint-event';
 import { ReadModelsDamagedError, isReadModelsDamage } from './read-models-damage-rule';
+import { asReadModelsReplaced } from './read-models-replaced';
 import { loggedBytesOfSession } from './queries/session-row';
 import { ALL_ROWS, ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedRowsOf, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 
@@ -718,7 +719,9 @@ export class SessionProjector {
         await this.consume(subscription, () => {
           delay = this.options.retryDelayMs;
         });
-      } catch (error) {
+      } catch (failure) {
+        // Read models another build rewrote under this one count as their damage (read-models-replaced.ts).
+        const error = asReadModelsReplaced(failure, this.store);
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         // One line when following stops working (not one per retry): reads wait meanwhile, and /health shows lastError.
         if (error instanceof ReadModelsOfAnotherLogError) {
