@@ -108,7 +108,8 @@ export interface SessionProjectorOptions {
   worker?: boolean;
   /**
    * How long (ms) a batch applied on this thread ({@link SessionProjector.applyBatch}: live batches
-   * without `worker`, a rebuild's pages; and {@link SessionProjector.eraseSession}) waits for another connection's write lock on the read-model
+   * without `worker`, a rebuild's pages; not {@link SessionProjector.eraseSession}, which waits the
+   * connection's busy timeout) waits for another connection's write lock on the read-model
    * file before it fails with `SQLITE_BUSY` (default {@link EVENT_LOOP_LOCK_WAIT_MS}; null: the
    * connection's busy timeout, 5 s). better-sqlite3 waits on the calling thread: with 5 s, another
    * process holding the file's write lock (a `sqlite3` shell with an open transaction) held the
@@ -622,7 +623,9 @@ export class SessionProjector {
    * of the read models is truncated, so no copy of the erased rows is left on disk.
    */
   eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS): boolean {
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows), this.options.lockWaitMs ?? undefined);
+    // The connection's whole busy timeout: an erasure's rows are erased here when the projector has not
+    // reached its record, and another batch may hold the lock meanwhile (a long session's erasure in the worker thread).
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows));
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();
