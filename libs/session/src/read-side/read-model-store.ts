@@ -49,6 +49,9 @@ export const MAX_IDLE_SNAPSHOT_READERS = 2;
 /** Most statements {@link ReadModelStore.statement} keeps prepared. */
 export const MAX_CACHED_STATEMENTS = 256;
 
+/** How long (ms) a connection to the read models waits for another connection's lock (SQLite's busy timeout), unless a transaction says otherwise. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /**
  * The SQLite database holding every read model (schema in `./read-model-schema`). One
  * connection, synchronous (better-sqlite3); WAL journal for files, checkpointed every
@@ -67,9 +70,6 @@ export const MAX_CACHED_STATEMENTS = 256;
  * retried on an unref'd timer until it succeeds ({@link SqliteWalPurge}), {@link pendingWalScrub}
  * telling it meanwhile.
  */
-/** How long (ms) a connection to the read models waits for another connection's lock (SQLite's busy timeout), unless a transaction says otherwise. */
-export const BUSY_TIMEOUT_MS = 5000;
-
 export class ReadModelStore {
   /** Prepared statements by SQL text (see {@link statement}). */
   private readonly statements = new Map<string, Database.Statement>();
