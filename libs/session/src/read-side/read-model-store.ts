@@ -50,7 +50,7 @@ export const MAX_IDLE_SNAPSHOT_READERS = 2;
 export const MAX_CACHED_STATEMENTS = 256;
 
 /** How long (ms) a connection to the read models waits for another connection's lock (SQLite's busy timeout), unless a transaction says otherwise. */
-export const BUSY_TIMEOUT_MS = 5000;
+export const READ_MODELS_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The SQLite database holding every read model (schema in `./read-model-schema`). One
@@ -106,7 +106,7 @@ export class ReadModelStore {
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma(`busy_timeout = ${READ_MODELS_BUSY_TIMEOUT_MS}`);
     db.pragma('secure_delete = ON');
     db.pragma(`wal_autocheckpoint = ${READ_MODEL_WAL_AUTOCHECKPOINT_PAGES}`);
     db.function(RECALL_WHOLE_CLUSTERS_FUNCTION, { deterministic: true }, (text: unknown, term: unknown) =>
@@ -148,18 +148,18 @@ export class ReadModelStore {
   /**
    * Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows.
    * `lockWaitMs`: how long (ms) its start waits for another connection's write lock on the file
-   * (the busy timeout, for this transaction only); default the connection's ({@link BUSY_TIMEOUT_MS}).
+   * (the busy timeout, for this transaction only); default the connection's ({@link READ_MODELS_BUSY_TIMEOUT_MS}).
    * better-sqlite3 waits on the calling thread, so on the event loop pass a short one.
    * @throws SqliteError `SQLITE_BUSY` when the lock is still held after the wait (nothing written).
    */
   transaction<T>(fn: () => T, lockWaitMs?: number): T {
     this.writes ??= this.db.transaction((run: () => unknown) => run());
-    if (lockWaitMs === undefined || lockWaitMs === BUSY_TIMEOUT_MS) return this.writes.immediate(fn) as T;
+    if (lockWaitMs === undefined || lockWaitMs === READ_MODELS_BUSY_TIMEOUT_MS) return this.writes.immediate(fn) as T;
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(lockWaitMs))}`);
     try {
       return this.writes.immediate(fn) as T;
     } finally {
-      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      this.db.pragma(`busy_timeout = ${READ_MODELS_BUSY_TIMEOUT_MS}`);
     }
   }
 
@@ -224,7 +224,7 @@ export class ReadModelStore {
   /** A read-only connection to `file` for {@link pagedSnapshot} (WAL is the file's mode already). */
   private static openReader(file: string): Database.Database {
     const reader = new Database(file, { readonly: true, fileMustExist: true });
-    reader.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    reader.pragma(`busy_timeout = ${READ_MODELS_BUSY_TIMEOUT_MS}`);
     return reader;
   }
 

@@ -12,7 +12,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { SqliteEventStore } from '@lib/event-store';
 import { getWindow } from './queries/window-query';
-import { BUSY_TIMEOUT_MS, ReadModelStore } from './read-model-store';
+import { READ_MODELS_BUSY_TIMEOUT_MS, ReadModelStore } from './read-model-store';
 import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsLocked, SESSION_PROJECTOR_NAME, SessionProjector } from './session-projector';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
 
@@ -57,7 +57,7 @@ describe('the read models locked by another connection', () => {
 
     expect(isReadModelsLocked(refused.error)).toBe(true);
     // the connection's own busy timeout (5 s) is what it waited before: far under half of it now
-    expect(refused.ms).toBeLessThan(BUSY_TIMEOUT_MS / 2);
+    expect(refused.ms).toBeLessThan(READ_MODELS_BUSY_TIMEOUT_MS / 2);
     expect(projector.checkpoint()).toBe(1n);
     expect(projector.store.readCheckpoint(SESSION_PROJECTOR_NAME)).toBe(1n);
     expect(getWindow(projector.store, 'acme', 's1')!.entries.map((e) => e.event.id)).toEqual(['u0']);
@@ -65,7 +65,7 @@ describe('the read models locked by another connection', () => {
     expect(projector.applyBatch(batch)).toBe(3n);
     expect(getWindow(projector.store, 'acme', 's1')!.entries.map((e) => e.event.id)).toEqual(['u0', 'u1', 'u2']);
     // the connection keeps its busy timeout for everything else
-    expect(projector.store.db.pragma('busy_timeout', { simple: true })).toBe(BUSY_TIMEOUT_MS);
+    expect(projector.store.db.pragma('busy_timeout', { simple: true })).toBe(READ_MODELS_BUSY_TIMEOUT_MS);
     projector.store.close();
   });
 
@@ -111,7 +111,7 @@ describe('the read models locked by another connection', () => {
       expect(projector.checkpoint()).toBeLessThan(last);
       expect(projector.state().lastError).toMatch(/SQLITE_BUSY|locked/);
       // before: one try held the event loop for the 5 s busy timeout
-      expect(delay.max / 1e6).toBeLessThan(BUSY_TIMEOUT_MS / 2);
+      expect(delay.max / 1e6).toBeLessThan(READ_MODELS_BUSY_TIMEOUT_MS / 2);
 
       lock.release();
       expect(await projector.waitForPosition(last, 5000)).toBe(true);
