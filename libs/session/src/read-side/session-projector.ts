@@ -108,8 +108,7 @@ export interface SessionProjectorOptions {
   worker?: boolean;
   /**
    * How long (ms) a batch applied on this thread ({@link SessionProjector.applyBatch}: live batches
-   * without `worker`, a rebuild's pages; not {@link SessionProjector.eraseSession}, which waits the
-   * connection's busy timeout) waits for another connection's write lock on the read-model
+   * without `worker`, a rebuild's pages) waits for another connection's write lock on the read-model
    * file before it fails with `SQLITE_BUSY` (default {@link EVENT_LOOP_LOCK_WAIT_MS}; null: the
    * connection's busy timeout, 5 s). better-sqlite3 waits on the calling thread: with 5 s, another
    * process holding the file's write lock (a `sqlite3` shell with an open transaction) held the
@@ -620,12 +619,13 @@ export class SessionProjector {
    * Returns false when nothing was erased. It does not touch the event store nor the checkpoint:
    * delete the stream first, so that neither a rebuild nor a lagging projector brings the rows back
    * (an event of the deleted stream applied later would re-create them). After an erasure the WAL
-   * of the read models is truncated, so no copy of the erased rows is left on disk.
+   * of the read models is truncated, so no copy of the erased rows is left on disk. `lockWaitMs`:
+   * how long (ms) it waits for another connection's write lock (default the connection's busy
+   * timeout, 5 s; on the event loop pass {@link EVENT_LOOP_LOCK_WAIT_MS} and retry without blocking).
+   * @throws SqliteError `SQLITE_BUSY` ({@link isReadModelsLocked}) when the lock is still held after it (nothing erased).
    */
-  eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS): boolean {
-    // The connection's whole busy timeout: an erasure's rows are erased here when the projector has not
-    // reached its record, and another batch may hold the lock meanwhile (a long session's erasure in the worker thread).
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows));
+  eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS, lockWaitMs?: number): boolean {
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows), lockWaitMs);
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();

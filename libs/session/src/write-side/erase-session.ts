@@ -5,16 +5,18 @@
  * (session id, event count, time, the position and revision of the last deleted event): one record
  * per life of the session, however many erasures of it run at once, on however many replicas.
  */
-import { Inject, Optional } from '@nestjs/common';
+import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { quoteInput } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { isCompactionDecision } from '../decider/client-expected-revision';
 import { ErasureInterruptedError, SessionNotFoundError } from '../errors';
 import { COMMAND_EVENT_STORE } from '../tokens';
-import { SessionProjector } from '../read-side/session-projector';
+import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsLocked, SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 import { sessionClaimName } from './session-claims';
@@ -94,6 +96,12 @@ const ERASURE_TAIL_PAGE = 32;
 /** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
 const PROJECTOR_WAIT_MS = 5000;
 
+/** How long (ms) {@link EraseSessionHandler} tries to erase a session's rows itself while another connection holds the read models' lock. */
+const ERASE_ROWS_LOCKED_MS = 1000;
+
+/** ms between those tries. */
+const ERASE_ROWS_RETRY_MS = 50;
+
 /**
  * Most ids of the sequence {@link erasureRecordId} tries for one life of a session, each found
  * taken by the record of an earlier life ending at the same revision, before the erasure gives up
@@ -170,6 +178,8 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
  */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
+  private readonly logger = new Logger('Erasure');
+
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
@@ -283,9 +293,41 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
-    if (!(await this.projectorPassed(record.position))) this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
+    if (!(await this.projectorPassed(record.position))) await this.eraseRowsHere(command, record);
     const { sessionId, erasedEvents, erasedAt } = record.data;
     return { sessionId, erasedEvents, erasedAt, position: record.position.toString() };
+  }
+
+  /**
+   * Erases the rows of the life `record` closed from this replica's read models, for a projector
+   * that has not reached the record ({@link answerWith}). Each try waits at most
+   * {@link EVENT_LOOP_LOCK_WAIT_MS} for another connection's write lock on the read models (this
+   * runs on the event loop: SQLite's 5 s busy wait held every request, and the DELETE then answered
+   * 500), and they are tried again every {@link ERASE_ROWS_RETRY_MS} for up to
+   * {@link ERASE_ROWS_LOCKED_MS} without blocking (a long session's erasure in the projector's worker
+   * thread holds the lock for seconds). When the lock is still held then (another process holds it),
+   * the erasure is answered anyway: it is in the log, reads of the session wait for its record (this
+   * process acknowledged it), and the projector erases the rows there once the lock is released; one
+   * warn line says so. @throws what the erasure throws but `SQLITE_BUSY`.
+   */
+  private async eraseRowsHere(command: EraseSessionCommand, record: ErasureRecord): Promise<void> {
+    const until = performance.now() + ERASE_ROWS_LOCKED_MS;
+    for (;;) {
+      try {
+        this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data), EVENT_LOOP_LOCK_WAIT_MS);
+        return;
+      } catch (error) {
+        if (!isReadModelsLocked(error)) throw error;
+      }
+      if (this.projector.checkpoint() >= record.position) return;
+      if (performance.now() >= until) {
+        this.logger.warn(
+          `the erasure of session ${quoteInput(command.sessionId)} is recorded at position ${record.position}, but the read models are locked by another connection: its rows stay in them until the projector reaches the record once the lock is released (reads of the session wait for it)`,
+        );
+        return;
+      }
+      await sleep(ERASE_ROWS_RETRY_MS);
+    }
   }
 
   /**
