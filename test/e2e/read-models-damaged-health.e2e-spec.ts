@@ -94,7 +94,7 @@ describe('read models found damaged while the service runs', () => {
     expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
   });
 
-  it('shows it too when the projector meets it applying the log (reads then wait for it: 503 projection_behind)', async () => {
+  it('shows it too when the projector meets it applying the log; reads needing a later position then answer 503 read_models_damaged at once', async () => {
     harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-damaged-projector-')) });
     const http = harness.http;
     const damage = sqliteDamageError(harness.dataDir);
@@ -108,6 +108,11 @@ describe('read models found damaged while the service runs', () => {
       .expect(201);
     const { body } = await expectDamageShown(http, harness.dataDir, 'the projector');
     expect(body).toMatchObject({ projector: { lastError: expect.stringContaining(damage.message) } });
+    // before: each such read waited MAX_WAIT_MS (5 s) for a position the projector cannot reach, then 503 projection_behind "retry shortly"
+    const started = performance.now();
+    const read = await http().get('/v1/sessions/s1/window');
+    expect({ status: read.status, code: read.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
+    expect(performance.now() - started).toBeLessThan(2500);
   });
 
   it('shows it too when the projector meets it in its worker thread (PROJECTOR_WORKER=true): the worker posts it with the batch', async () => {

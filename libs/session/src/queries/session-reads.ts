@@ -307,11 +307,14 @@ export class SessionReads {
    * Afterwards reads wait only for what they ask. Skipped while the projector is not running.
    * @throws EventStoreUnavailableError (503 `store_unavailable`) when the head cannot be read:
    *   whether a session exists cannot be told yet.
-   * @throws ProjectionBehindError (503) when the read models do not reach it in time.
+   * @throws ProjectionBehindError (503) when the read models do not reach it in time; the
+   *   projector's failure (503 `read_models_damaged`) at once while the read models are found damaged.
    */
   private async caughtUpOnce(): Promise<void> {
     const target = await this.catchUpLeft();
     if (target === null) return;
+    const damage = this.projector.readModelsDamage();
+    if (damage) throw damage;
     if (this.projector.readModelsFull() !== null)
       throw ProjectionBehindError.readModelsFull(target, this.projector.checkpoint(), { catchingUpTo: target.toString() });
     if (!(await this.projector.waitForPosition(target, this.settings.maxWaitMs))) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
@@ -389,9 +392,12 @@ export class SessionReads {
   /**
    * Waits (up to `maxWaitMs`) until the read models have applied `position`; not at all while
    * they cannot be written for want of space (the projector's `readModelsFull`).
-   * @throws ProjectionBehindError (503) when they do not reach it in time, or at once while their disk is full.
+   * @throws ProjectionBehindError (503) when they do not reach it in time, or at once while their disk is full;
+   *   the projector's failure (503 `read_models_damaged`) at once while they are found damaged (`SessionProjector.readModelsDamage`).
    */
   private async reached(position: bigint): Promise<void> {
+    const damage = this.projector.checkpoint() < position ? this.projector.readModelsDamage() : null;
+    if (damage) throw damage;
     if (this.projector.checkpoint() < position && this.projector.readModelsFull() !== null)
       throw ProjectionBehindError.readModelsFull(position, this.projector.checkpoint(), { minPosition: position.toString() });
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);

@@ -271,6 +271,8 @@ export class SessionProjector {
   private lastError: string | null = null;
   /** Whether `lastError` is the read models file found damaged (see {@link SessionProjectorState.readModelsDamaged}). */
   private lastErrorDamage = false;
+  /** The failure of `lastError` while it is the read models' damage ({@link readModelsDamage}). */
+  private lastDamage: Error | null = null;
   /** Whether `lastError` is the read models' disk found full (see {@link SessionProjectorState.readModelsFull}). */
   private lastErrorDiskFull = false;
   private readonly logger = new Logger('Projector');
@@ -375,6 +377,16 @@ export class SessionProjector {
     const state = this.state();
     if (!state.offLog || state.lastError === null) return null;
     return state.lastError.slice(`${ReadModelsOfAnotherLogError.name}: `.length);
+  }
+
+  /**
+   * While the projector's last batch failed on the read models found damaged ({@link isReadModelsDamage},
+   * another build's rewrite included): that failure; null otherwise (also once a batch commits
+   * again). It cannot apply the log until the restart rebuilds them, so reads needing a later
+   * position answer it at once (503 `read_models_damaged`) instead of waiting for one it cannot reach.
+   */
+  readModelsDamage(): Error | null {
+    return this.lastError !== null && this.lastErrorDamage ? this.lastDamage : null;
   }
 
   /**
@@ -745,6 +757,7 @@ export class SessionProjector {
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
         this.lastErrorDamage = isReadModelsDamage(error);
+        this.lastDamage = this.lastErrorDamage ? (error as Error) : null;
         this.lastErrorDiskFull = isReadModelsDiskFull(error);
         if (this.lastErrorDamage) for (const listener of this.damageListeners) listener(error as Error);
       } finally {
