@@ -66,12 +66,23 @@ describe('summarizerFromEnv', () => {
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1#deployment', OPENAI_API_KEY: KEY }],
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1?api-version=2024-10-21#', OPENAI_API_KEY: KEY }],
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1?api-version=1&api-version=2', OPENAI_API_KEY: KEY }],
+    // a port fetch refuses: every call would fail without connecting (newcomer ncverify48 F4)
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:4190/v1', OPENAI_API_KEY: KEY }],
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'https://user:pw@llm.internal:6000/v1' }],
   ])('rejects a bad %s, naming it and never the key', (variable, env) => {
     const err = configError(env);
     expect(err.variable).toBe(variable);
     // one shape for every start-up refusal: `NAME=<value>: what to fix`
     expect(err.message).toMatch(new RegExp(`^${variable}=("[^"]*"|\\S+): `));
     expect(err.message).not.toContain(KEY);
+  });
+
+  it('says a base URL on a port fetch refuses is refused for its port, and accepts the default ports', () => {
+    const err = configError({ OPENAI_BASE_URL: 'http://127.0.0.1:4190/v1' });
+    expect(err.message).toContain('port 4190');
+    expect(err.message).toContain('bad ports');
+    for (const base of ['http://127.0.0.1/v1', 'https://llm.internal/v1', 'http://127.0.0.1:8080/v1', 'http://127.0.0.1:4191/v1'])
+      expect(summarizerFromEnv({ OPENAI_BASE_URL: base })).toBeInstanceOf(OpenAiSummarizer);
   });
 
   it('says what is wrong with a base URL with a fragment, and accepts one with a query (Azure api-version)', () => {

@@ -18,6 +18,7 @@
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { configurationRefusalMessage, type ConfigurationRefusal } from '../configuration-refusal';
 import { ExtractiveSummarizer } from './extractive-summarizer';
+import { fetchBlockedPort } from './fetch-blocked-port';
 import { modelEndpointOf } from './model-endpoint';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
@@ -104,8 +105,9 @@ export class SummarizerConfigError extends Error {
  * `OPENAI_API_KEY` is set, else {@link ExtractiveSummarizer}. The numeric variables are
  * validated even when the extractive summarizer is chosen, so a typo never goes unnoticed.
  *
- * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL, or one
- *   with a fragment or a query parameter given twice,
+ * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL, one on
+ *   a port `fetch` refuses ({@link fetchBlockedPort}), or one with a fragment or a query parameter
+ *   given twice,
  *   `SUMMARIZER_MODEL` blank, a number out of range or not an integer). The message never
  *   contains the API key.
  */
@@ -145,6 +147,16 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
         mask: 'url',
         problem: `not an http(s) URL (scheme ${url.protocol})`,
         fix: 'use http or https, e.g. https://api.openai.com/v1',
+      });
+    }
+    const blocked = fetchBlockedPort(url);
+    if (blocked !== undefined) {
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: `port ${blocked} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so every call would fail`,
+        fix: 'serve the endpoint on another port, e.g. 8080, and use that port',
       });
     }
     try {
