@@ -559,6 +559,48 @@ describe('a body field sent inside the strategy or trigger is told to move out, 
       'strategy.expectedRevision',
       'strategy.expectedRevision: unknown field "expectedRevision": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
     ],
+    // a near miss of a body field (newcomer ncverify48 F5)
+    [
+      'compact',
+      { strategy: { type: 'turn-window', maxTurns: 3, dryrun: true } },
+      'strategy.dryrun',
+      'strategy.dryrun: unknown field "dryrun": did you mean "dryRun"? it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body (as "dryRun")',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'turn-window', dryrun: true }, dryRun: false },
+      'strategy.dryrun',
+      'strategy.dryrun: unknown field "dryrun": did you mean "dryRun"? it is a field of the request body, not of the strategy; the body has its own: remove it from "strategy"',
+    ],
+    // after another unknown key: the body field is the one named
+    [
+      'compact',
+      { strategy: { type: 'turn-window', maxTurns: 3, foo: 1, dryRun: true } },
+      'strategy.dryRun',
+      'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+    // inside a composite trigger's member, at any depth
+    [
+      'compact',
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, dryRun: true }] } },
+      'trigger.triggers[0].dryRun',
+      'trigger.triggers[0].dryRun: unknown field "dryRun": it is a field of the request body, not of the trigger; move it out of "trigger", beside it in the body',
+    ],
+    [
+      'policy',
+      {
+        strategy: { type: 'turn-window' },
+        trigger: {
+          type: 'all-of',
+          triggers: [
+            { type: 'token-count', threshold: 9 },
+            { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, estimatr: 'chars' }] },
+          ],
+        },
+      },
+      'trigger.triggers[1].triggers[0].estimatr',
+      'trigger.triggers[1].triggers[0].estimatr: unknown field "estimatr": did you mean "estimator"? it is a field of the request body, not of the trigger; move it out of "trigger", beside it in the body (as "estimator")',
+    ],
   ];
 
   it.each(cases)('%s %j: 400 invalid_parameter naming the field inside, saying where it belongs', async (kind, body, parameter, message) => {
@@ -584,9 +626,15 @@ describe('a body field sent inside the strategy or trigger is told to move out, 
     ],
     // a composite trigger's member: its own path, the parser's message
     [
-      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, dryRun: true }] } },
-      'trigger.triggers[0].dryRun',
-      'invalid trigger.triggers[0].dryRun: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, junk: true }] } },
+      'trigger.triggers[0].junk',
+      'invalid trigger.triggers[0].junk: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+    ],
+    // a near miss of the type's own parameter is the parser's question, not a body field
+    [
+      { strategy: { type: 'turn-window', maxturns: 3 } },
+      'strategy.maxturns',
+      'invalid strategy.maxturns: must be absent (allowed keys: type, maxTurns) (got an unknown key; did you mean "maxTurns"?)',
     ],
   ])("compact %j: other unknown keys keep the parser's message", (body, parameter, message) => {
     const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));

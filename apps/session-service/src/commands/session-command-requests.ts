@@ -24,6 +24,7 @@ import {
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
 import { checkAppendRoute } from './append-route-hint';
+import { misplacedBodyField, type ParameterBody } from './misplaced-body-field';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
@@ -51,18 +52,8 @@ function asMessageError<T>(check: () => T): T {
 }
 
 /**
- * The request body a strategy or trigger was sent in, for the advice on a body field sent inside
- * one ({@link bodyFieldInside}): `fields`, every field the body's schema has (`dryRun`,
- * `estimator`, …); `body`, the body as validated (which of them it holds).
- */
-export interface ParameterBody {
-  fields: readonly string[];
-  body: object;
-}
-
-/**
  * Parses a strategy, naming parameters as `strategy.<name>`; a field of the request body sent inside
- * it is told to move out ({@link bodyFieldInside}). @throws InvalidRequestError (400 `invalid_parameter`).
+ * it is told to move out ({@link misplacedBodyField}). @throws InvalidRequestError (400 `invalid_parameter`).
  */
 export function strategyFrom(input: unknown, body?: ParameterBody): Strategy {
   try {
@@ -85,27 +76,9 @@ export function triggerFrom(input: unknown, body?: ParameterBody): Trigger | nul
 function asParameterError(err: unknown, prefix: 'strategy' | 'trigger', input: unknown, body: ParameterBody | undefined): unknown {
   if (!(err instanceof InvalidParameterError)) return err;
   const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
-  const inside = body === undefined ? undefined : bodyFieldInside(err, prefix, input, body);
-  if (inside !== undefined) return new InvalidRequestError(parameter, `${parameter}: ${inside}`, 'invalid_parameter');
+  const inside = body === undefined ? undefined : misplacedBodyField(err, prefix, input, body);
+  if (inside !== undefined) return new InvalidRequestError(inside.parameter, `${inside.parameter}: ${inside.advice}`, 'invalid_parameter');
   return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
-}
-
-/**
- * When `err` refuses an unknown key `holder.<key>` (`must be absent`) that is a field of the request
- * body (`"strategy": {"type": "turn-window", "dryRun": true}`): the advice, `unknown field "dryRun":
- * it is a field of the request body, not of the strategy; move it out of "strategy", beside it in
- * the body` (`…; the body has its own: remove it from "strategy"` when the body holds it too); else
- * undefined (the parser's own message stands). Only a key of the holder itself, not of a
- * composite trigger's members.
- */
-function bodyFieldInside(err: InvalidParameterError, holder: 'strategy' | 'trigger', input: unknown, { fields, body }: ParameterBody): string | undefined {
-  if (!err.allowed.startsWith('absent') || input === null || typeof input !== 'object') return undefined;
-  const key = Object.keys(input).find((k) => err.parameter === `${holder}.${quoteInput(k, { quoted: false })}`);
-  if (key === undefined || !fields.includes(key) || key === holder) return undefined;
-  const what = `unknown field ${quoteInput(key)}: it is a field of the request body, not of the ${holder}`;
-  return Object.hasOwn(body, key)
-    ? `${what}; the body has its own: remove it from ${quoteInput(holder)}`
-    : `${what}; move it out of ${quoteInput(holder)}, beside it in the body`;
 }
 
 /**
