@@ -28,6 +28,7 @@ import {
   READ_MODEL_SCHEMA_VERSION,
   ReadModelsFullError,
   ReadModelsOffLogWriteError,
+  ReadModelsAlteredError,
   ReadModelsReplacedError,
   SessionError,
   isReadModelsDamage,
@@ -251,6 +252,15 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
       body: {
         code: 'read_models_damaged',
         message: `the read models file (read-models.sqlite) was rewritten by another build of the service (version ${err.versionOnDisk}, this build's is ${READ_MODEL_SCHEMA_VERSION}): another service process uses its DATA_DIR; stop it, then restart this service, which rebuilds the read models from the log; nothing was lost`,
+      },
+    };
+  if (err instanceof ReadModelsAlteredError)
+    return {
+      status: 503,
+      body: {
+        code: 'read_models_damaged',
+        message:
+          "the read models file (read-models.sqlite) lacks a table or column of this build's read models: another program changed it; restart the service, which rebuilds the read models from the log; nothing was lost",
       },
     };
   if (isReadModelsDamage(err))

@@ -12,7 +12,14 @@
  * log: damaged-read-models.ts); nothing is lost, the log is intact.
  */
 import { Logger } from '@nestjs/common';
-import { asReadModelsReplaced, isReadModelsDamage, READ_MODEL_SCHEMA_VERSION, ReadModelsReplacedError, type ReadModelStore } from '@lib/session';
+import {
+  asReadModelsReplaced,
+  isReadModelsDamage,
+  READ_MODEL_SCHEMA_VERSION,
+  ReadModelsAlteredError,
+  ReadModelsReplacedError,
+  type ReadModelStore,
+} from '@lib/session';
 
 /** The damage found, for `/health` (`readModels.damaged`). */
 export interface ReadModelsDamageFound {
@@ -40,9 +47,10 @@ export class ReadModelsDamage {
   ) {}
 
   /**
-   * `error` as the service treats it: a `ReadModelsReplacedError` when it is a statement meeting
-   * read models another build rewrote (`asReadModelsReplaced`: a missing table or column, and the
-   * file's version is not this build's), which answers and is reported as their damage; else `error`.
+   * `error` as the service treats it (`asReadModelsReplaced`): for a statement meeting a missing
+   * table or column, a `ReadModelsReplacedError` when the file's version is not this build's (another
+   * build rewrote it), else a `ReadModelsAlteredError` (another program changed it); both answer and
+   * are reported as their damage. Else `error`.
    */
   classify(error: unknown): unknown {
     return this.store ? asReadModelsReplaced(error, this.store) : error;
@@ -60,7 +68,9 @@ export class ReadModelsDamage {
       problem:
         error instanceof ReadModelsReplacedError
           ? `the read models file ${this.file} was rewritten by another build of the service while this one ran (it holds read models version ${error.versionOnDisk}, this build's are version ${READ_MODEL_SCHEMA_VERSION}; SQLite: ${error.message.split('; the file holds')[0]}, met by ${metBy}): another service process uses this DATA_DIR (builds from before 2026-11-30 take no lock on it); reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; stop the other process, then restart this service, which rebuilds the read models from the log (nothing is lost)`
-          : `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}, met by ${metBy}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
+          : error instanceof ReadModelsAlteredError
+            ? `the read models file ${this.file} lacks a table or column of this build's read models (version ${READ_MODEL_SCHEMA_VERSION}; SQLite: ${error.message.split('; the file holds')[0]}, met by ${metBy}): another program changed it; reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which rebuilds the read models from the log (nothing is lost)`
+            : `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}, met by ${metBy}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
       at: new Date().toISOString(),
     };
     this.logger.error(this.found.problem);

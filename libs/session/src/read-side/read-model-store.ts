@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from '@lib/event-store';
 import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES, RETIRED_READ_MODEL_TABLES } from './read-model-schema';
+import { missingReadModelSchema } from './read-model-schema-gaps';
 import { recallIndexTablesIn } from './recall-index-tables';
 import { occursAsWholeClusters } from './recall-searchable';
 
@@ -81,6 +82,13 @@ export class ReadModelStore {
    */
   replacedVersion: number | null = null;
 
+  /**
+   * What {@link open} found missing from read models of this version (`table erasures`, `column
+   * sessions.event_count`: another program changed the file; see `missingReadModelSchema`), which
+   * made it drop them for a rebuild from the log; null when nothing was.
+   */
+  missingSchema: readonly string[] | null = null;
+
   /** The WAL truncation after erasures, retried until it succeeds. */
   private readonly walPurge: SqliteWalPurge;
 
@@ -98,7 +106,8 @@ export class ReadModelStore {
    * Opens (creating if needed) the read-model database at `file` (e.g.
    * `path.join(DATA_DIR, READ_MODEL_FILE_NAME)`), or an in-memory one for `':memory:'`.
    * The directory must exist. Read models of another schema version are dropped (see
-   * {@link replacedVersion}). Throws better-sqlite3's `SqliteError` when the file cannot be opened.
+   * {@link replacedVersion}), and so are read models of this version lacking a table or column
+   * ({@link missingSchema}): both are rebuilt from the log. Throws better-sqlite3's `SqliteError` when the file cannot be opened.
    * `options.walPurgeRetry`: how a refused WAL truncation after an erasure is retried (default
    * `WAL_PURGE_RETRY_DEFAULTS`: 100 ms doubling up to 2 s).
    */
@@ -120,6 +129,8 @@ export class ReadModelStore {
       store.reset(
         store.replacedVersion === null ? undefined : `${file} held version ${version}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}`,
       );
+    } else if ((store.missingSchema = nonEmpty(missingReadModelSchema(db))) !== null) {
+      store.reset(`${file} held this release's read models (version ${version}) without ${store.missingSchema.join(', ')}`);
     } else {
       db.exec(READ_MODEL_DDL);
       // Files of this version written before the checkpoint's event was recorded: the column comes empty (filled at the next checkpoint).
@@ -341,4 +352,9 @@ export class ReadModelStore {
     this.walPurge.tryPurge();
     this.db.close();
   }
+}
+
+/** `list`, or null when it is empty. */
+function nonEmpty<T>(list: readonly T[]): readonly T[] | null {
+  return list.length > 0 ? list : null;
 }

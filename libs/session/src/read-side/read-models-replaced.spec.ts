@@ -3,7 +3,8 @@
  * build started on the same DATA_DIR dropped them and built its own version; this one answered 500
  * and `/health` said ok): a statement meeting a missing table or column, while the file's version is
  * not this build's, is a `ReadModelsReplacedError`, which the damage rule counts as the read models'
- * damage; the same failure with this build's version is left as it is.
+ * damage; the same failure with this build's version is a `ReadModelsAlteredError` (newcomer
+ * ncverify48 F3: it answered 500), their damage too.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { getWindow } from './queries/window-query';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { ReadModelStore } from './read-model-store';
 import { isReadModelsDamage } from './read-models-damage-rule';
-import { asReadModelsReplaced, isSchemaMismatch, ReadModelsReplacedError } from './read-models-replaced';
+import { asReadModelsReplaced, isSchemaMismatch, ReadModelsAlteredError, ReadModelsReplacedError } from './read-models-replaced';
 import { SessionProjector } from './session-projector';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
 
@@ -67,11 +68,17 @@ describe('read models rewritten by another build while this one runs', () => {
     },
   );
 
-  it('the same failure on a file of this version, and any other failure, are left as they are', () => {
+  it('the same failure on a file of this version is their damage too (another program changed it); any other failure is left as it is', () => {
     rewriteAsBuild(file, READ_MODEL_SCHEMA_VERSION);
     const failure = thrownBy(() => getWindow(store, 'acme', 's1'));
-    expect(asReadModelsReplaced(failure, store)).toBe(failure);
     expect(isReadModelsDamage(failure)).toBe(false);
+    const error = asReadModelsReplaced(failure, store);
+    expect(error).toBeInstanceOf(ReadModelsAlteredError);
+    expect(error).not.toBeInstanceOf(ReadModelsReplacedError);
+    expect((error as Error).message).toBe(
+      `${(failure as Error).message}; the file holds this build's read models version ${READ_MODEL_SCHEMA_VERSION} without it: another program changed it`,
+    );
+    expect(isReadModelsDamage(error)).toBe(true);
     const other = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     expect(asReadModelsReplaced(other, store)).toBe(other);
     expect(asReadModelsReplaced('not an error', store)).toBe('not an error');

@@ -29,6 +29,21 @@ export class ReadModelsReplacedError extends ReadModelsDamagedError {
   }
 }
 
+/**
+ * A failure on read models of this build's version that lack a table or column this build makes:
+ * another program changed the file (a table dropped with `sqlite3`, say). Their damage as well
+ * (it answered 500 `internal`, newcomer ncverify48 F3): a restart rebuilds them from the log
+ * (`missingReadModelSchema`). `name` is the failure's, `message` its own and what it means.
+ */
+export class ReadModelsAlteredError extends ReadModelsDamagedError {
+  constructor(failure: Error) {
+    super(
+      failure.name,
+      `${failure.message}; the file holds this build's read models version ${READ_MODEL_SCHEMA_VERSION} without it: another program changed it`,
+    );
+  }
+}
+
 /** True when `error` is SQLite's answer to a statement naming a table or column the database does not have. */
 export function isSchemaMismatch(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
@@ -36,10 +51,10 @@ export function isSchemaMismatch(error: unknown): boolean {
 }
 
 /**
- * `error` as the service should treat it: a {@link ReadModelsReplacedError} when it is a schema
- * mismatch ({@link isSchemaMismatch}) and `store`'s file now holds read models of another version
- * than this build's (one pragma read, only for such a failure); else `error` itself (also when the
- * version cannot be read).
+ * `error` as the service should treat it: when it is a schema mismatch ({@link isSchemaMismatch}),
+ * a {@link ReadModelsReplacedError} if `store`'s file now holds read models of another version than
+ * this build's, else a {@link ReadModelsAlteredError} (one pragma read, only for such a failure);
+ * any other `error` itself (also a mismatch when the version cannot be read).
  */
 export function asReadModelsReplaced(error: unknown, store: ReadModelStore): unknown {
   if (!isSchemaMismatch(error)) return error;
@@ -49,5 +64,5 @@ export function asReadModelsReplaced(error: unknown, store: ReadModelStore): unk
   } catch {
     return error;
   }
-  return version === READ_MODEL_SCHEMA_VERSION ? error : new ReadModelsReplacedError(version, error as Error);
+  return version === READ_MODEL_SCHEMA_VERSION ? new ReadModelsAlteredError(error as Error) : new ReadModelsReplacedError(version, error as Error);
 }

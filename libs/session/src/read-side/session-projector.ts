@@ -529,13 +529,18 @@ export class SessionProjector {
     this.eventStore = eventStore;
     if (this.options.worker && this.store.file !== ':memory:') this.pool = this.newPool(1);
     const replaced = this.store.replacedVersion;
+    const missing = this.store.missingSchema;
     const underWay = this.store.rebuildUnderWay();
-    if ((replaced !== null || underWay !== null) && !this.headReached && !this.rebuilding) {
+    if ((replaced !== null || missing !== null || underWay !== null) && !this.headReached && !this.rebuilding) {
       const now = performance.now();
       this.rebuilding = { kind: 'rebuild', startedAt: now, loggedAt: now, events: 0 };
       if (replaced !== null)
         this.logger.log(
           `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (${replaced > READ_MODEL_SCHEMA_VERSION ? 'a newer build wrote them: this is a rollback' : 'they changed'}), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
+        );
+      else if (missing !== null)
+        this.logger.warn(
+          `the read models are rebuilt from the log: ${this.store.file} held this release's version ${READ_MODEL_SCHEMA_VERSION} without ${missing.join(', ')} (another program changed the file), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
         );
       else
         this.logger.log(
