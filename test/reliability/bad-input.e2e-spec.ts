@@ -1103,7 +1103,7 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&sessionId=a%20b',
     status: 400,
     code: 'invalid_session_id',
-    mentions: /^sessionId: use 1 to 128 letters, digits/,
+    mentions: /^sessionId: use 1 to 128 ASCII letters, digits/,
   },
 
   // ---- DELETE and unknown routes

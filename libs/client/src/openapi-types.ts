@@ -622,7 +622,7 @@ export interface components {
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
          *     - cursor_expired (400): the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
          *     - invalid_request (400): a value is not allowed, e.g. one id given to two events of a request
-         *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+         *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
          *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -2368,7 +2368,7 @@ export interface operations {
                 minPosition?: number | string;
                 /** @description the words to search for, every one must occur: 1 to 1000 characters (Unicode code points); a word is searched when it holds a letter, a digit or an emoji (a whole grapheme cluster: flags, keycaps such as #️⃣, subdivision flags, ZWJ sequences), others are not searched */
                 q: string;
-                /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
+                /** @description only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
                 sessionId?: string;
                 /** @description only events created before this time (ISO-8601; an offset's + sent as %2B; after from) */
                 to?: string;
@@ -2408,7 +2408,7 @@ export interface operations {
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
@@ -3052,7 +3052,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3082,7 +3082,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -3405,7 +3405,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3435,7 +3435,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -3786,7 +3786,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3818,7 +3818,7 @@ export interface operations {
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4141,7 +4141,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4184,7 +4184,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4570,7 +4570,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4600,7 +4600,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4930,7 +4930,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4960,7 +4960,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -5293,7 +5293,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -5323,7 +5323,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -5646,7 +5646,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -5781,7 +5781,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -6218,7 +6218,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -6258,7 +6258,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -6699,7 +6699,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -6729,7 +6729,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -7052,7 +7052,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -7104,7 +7104,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -7521,7 +7521,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
+                /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -7551,7 +7551,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)

@@ -305,12 +305,20 @@ export class ToolCallConflictError extends SessionError {
 /**
  * The append names a `userId` other than the session's owner (the first `userId` appended to it):
  * a session belongs to one user (recall and the session list filter on it). Nothing was written.
+ * User ids are compared code point by code point; two that differ only in their Unicode
+ * normalization (`café` as NFC and as NFD, as macOS input may give) look alike when quoted, so the
+ * message says that is the difference (newcomer ncmultilingual F4).
  */
 export class UserIdConflictError extends SessionError {
   readonly code = 'user_id_conflict';
   constructor(userId: string, owner: string) {
+    const onlyNormalization = userId.normalize('NFC') === owner.normalize('NFC');
     super(
-      `this session belongs to user ${quoteInput(owner)}, not ${quoteInput(userId)}; send userId ${quoteInput(owner)} or leave it out`,
+      `this session belongs to user ${quoteInput(owner)}, not ${quoteInput(userId)}${
+        onlyNormalization
+          ? ` (the two differ only in their Unicode normalization, e.g. NFC and NFD: user ids are compared code point by code point, not normalized)`
+          : ''
+      }; send userId ${quoteInput(owner)} or leave it out`,
       { userId: owner },
       'userId',
     );

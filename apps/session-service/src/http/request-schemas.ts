@@ -421,7 +421,7 @@ export const MAX_RESPONSES_PER_EVENT = 128;
 export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 
 /** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
-export const SESSION_ID_RULE = 'use 1 to 128 letters, digits or _ - : @ . (not "." or "..")';
+export const SESSION_ID_RULE = 'use 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..")';
 
 /** Compaction ids (recall's `compactionId` filter): UUIDs, as every compaction id is derived (`compactionIdFor`), in any case. */
 export const COMPACTION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -690,7 +690,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .string()
         .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })
         .describe(
-          'only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
+          'only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
         )
         .optional(),
       userId: userId.describe('only hits of the sessions this user owns (the userId their appends named)').optional(),

@@ -140,6 +140,30 @@ describe('decideAppend: the user of a session', () => {
       .thenThrows(UserIdConflictError, 'user_id_conflict');
   });
 
+  it('refuses the owner’s id in another Unicode normalization (NFD for NFC), saying that is the difference; another id does not say so', () => {
+    const nfc = 'caf\u00e9 \u00dcser';
+    const nfd = nfc.normalize('NFD');
+    expect(nfd).not.toBe(nfc);
+    const refusal = (owner: string, sent: string): string => {
+      let message = '';
+      given(ownedBy(owner))
+        .when((state) => {
+          try {
+            decideAppend(withUser(sent), state);
+          } catch (err) {
+            expect(err).toBeInstanceOf(UserIdConflictError);
+            return (err as Error).message;
+          }
+          throw new Error('expected a refusal');
+        })
+        .then((text) => (message = text));
+      return message;
+    };
+    expect(refusal(nfc, nfd)).toContain('the two differ only in their Unicode normalization');
+    expect(refusal(nfd, nfc)).toContain('the two differ only in their Unicode normalization');
+    expect(refusal('alice', 'bob')).not.toContain('normalization');
+  });
+
   it('leaves a resend of ids already in the log to the store (which answers the original, or duplicate_event_id for other content), with or without the userId', () => {
     for (const userId of ['alice', undefined]) {
       given(ownedBy('alice'))
