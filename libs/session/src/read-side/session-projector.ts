@@ -60,12 +60,6 @@ export interface SessionProjectorState {
 }
 
 /**
- * True when `error`, met by the projector, says the read models cannot be written for want of
- * space ({@link isSqliteDiskFull}: `SQLITE_FULL`, `ENOSPC`, also as the message of a batch that
- * failed in the worker thread); not a failure of the event store itself
- * ({@link EventStoreUnavailableError}, which the projector only reads).
- */
-/**
  * How long (ms) a batch the projector applies on the event loop waits for another connection's
  * write lock on the read models (see {@link SessionProjectorOptions.lockWaitMs}): long enough for
  * a checkpoint of this process's other connections, short enough not to hold other requests.
@@ -78,6 +72,12 @@ export function isReadModelsLocked(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
+/**
+ * True when `error`, met by the projector, says the read models cannot be written for want of
+ * space ({@link isSqliteDiskFull}: `SQLITE_FULL`, `ENOSPC`, also as the message of a batch that
+ * failed in the worker thread); not a failure of the event store itself
+ * ({@link EventStoreUnavailableError}, which the projector only reads).
+ */
 export function isReadModelsDiskFull(error: unknown): boolean {
   return !(error instanceof EventStoreUnavailableError) && isSqliteDiskFull(error);
 }

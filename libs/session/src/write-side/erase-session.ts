@@ -16,7 +16,7 @@ import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } f
 import { isCompactionDecision } from '../decider/client-expected-revision';
 import { ErasureInterruptedError, SessionNotFoundError } from '../errors';
 import { COMMAND_EVENT_STORE } from '../tokens';
-import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsLocked, SessionProjector } from '../read-side/session-projector';
+import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsDiskFull, isReadModelsLocked, SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 import { sessionClaimName } from './session-claims';
@@ -95,6 +95,9 @@ const ERASURE_TAIL_PAGE = 32;
 
 /** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
 const PROJECTOR_WAIT_MS = 5000;
+
+/** Slices (ms) of {@link PROJECTOR_WAIT_MS}: between two, the erasure checks whether the projector found the read models' disk full. */
+const PROJECTOR_WAIT_SLICE_MS = 100;
 
 /** How long (ms) {@link EraseSessionHandler} tries to erase a session's rows itself while another connection holds the read models' lock. */
 const ERASE_ROWS_LOCKED_MS = 1000;
@@ -191,11 +194,18 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * Whether this replica's projector passed global position `position` within {@link PROJECTOR_WAIT_MS},
    * or later while a worker thread is still applying the batch holding it (a long session's
    * erasure there takes seconds; erasing the same rows on the event loop meanwhile would hold it).
+   * False at once while the projector cannot write the read models for want of space
+   * (`readModelsFull`): waiting would only delay the DELETE's answer (newcomer ncdiskfull F1).
    */
   private async projectorPassed(position: bigint): Promise<boolean> {
-    for (;;) {
-      if (await this.projector.waitForPosition(position, PROJECTOR_WAIT_MS)) return true;
+    for (let waited = 0; ;) {
+      // The projector cannot write the read models (their disk is full): it will not pass the record before space is freed.
+      if (this.projector.readModelsFull() !== null && !this.projector.appliesInWorker(position)) return this.projector.checkpoint() >= position;
+      if (await this.projector.waitForPosition(position, PROJECTOR_WAIT_SLICE_MS)) return true;
+      waited += PROJECTOR_WAIT_SLICE_MS;
+      if (waited < PROJECTOR_WAIT_MS) continue;
       if (!this.projector.appliesInWorker(position)) return false;
+      waited = 0;
     }
   }
 
@@ -308,7 +318,9 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * thread holds the lock for seconds). When the lock is still held then (another process holds it),
    * the erasure is answered anyway: it is in the log, reads of the session wait for its record (this
    * process acknowledged it), and the projector erases the rows there once the lock is released; one
-   * warn line says so. @throws what the erasure throws but `SQLITE_BUSY`.
+   * warn line says so. The same when the read models' disk is full (`isReadModelsDiskFull`: it
+   * answered 500 after 5 s, the erasure being in the log; newcomer ncdiskfull F1), without retries.
+   * @throws what the erasure throws but `SQLITE_BUSY` and a full disk.
    */
   private async eraseRowsHere(command: EraseSessionCommand, record: ErasureRecord): Promise<void> {
     const until = performance.now() + ERASE_ROWS_LOCKED_MS;
@@ -317,6 +329,12 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data), EVENT_LOOP_LOCK_WAIT_MS);
         return;
       } catch (error) {
+        if (isReadModelsDiskFull(error)) {
+          this.logger.warn(
+            `the erasure of session ${quoteInput(command.sessionId)} is recorded at position ${record.position}, but the read models cannot be written (the disk holding them is full: ${(error as Error).message}): its rows stay in them until the projector reaches the record once space is freed (reads of the session wait for it)`,
+          );
+          return;
+        }
         if (!isReadModelsLocked(error)) throw error;
       }
       if (this.projector.checkpoint() >= record.position) return;
