@@ -36,6 +36,20 @@ describe('typed client: network failures', () => {
     }
   });
 
+  it('rejects with undici\'s TypeError "terminated" (cause UND_ERR_SOCKET) when the connection breaks while the answer\'s body arrives', async () => {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"status":"o', () => setTimeout(() => req.socket.destroy(), 20));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = createSessionServiceClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      await expect(client.GET('/health')).rejects.toMatchObject({ name: 'TypeError', message: 'terminated', cause: { code: 'UND_ERR_SOCKET' } });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('resolves with a typed error, not a rejection, for an HTTP answer such as 503 shutting_down', async () => {
     const body = { code: 'shutting_down', message: 'the service is shutting down' };
     const client = createSessionServiceClient('http://service.test', {

@@ -4,9 +4,11 @@
  * Every call that gets an HTTP answer resolves to `{ data, error, response }`: `data` typed by the
  * route's 2xx schema, `error` by its `{ code, message }` error schema. A call that gets no answer
  * rejects: fetch's `TypeError` (`fetch failed`, its `cause` e.g. `ECONNREFUSED`, `ECONNRESET`,
- * `ENOTFOUND`), or the `AbortSignal`'s reason. Query parameters are written by
+ * `ENOTFOUND`; `terminated`, cause `UND_ERR_SOCKET`, when the connection breaks while the answer's
+ * body arrives), or the `AbortSignal`'s reason. Query parameters are written by
  * {@link serializeQuery}: a time (`from`, `to`, `updatedSince`, `updatedBefore`, `atTime`) may be a
- * `Date`, sent as ISO-8601 UTC; an optional one may be `undefined` or `null` (left out).
+ * `Date`, sent as ISO-8601 UTC; an optional one may be `undefined` or `null` (left out). An optional
+ * request body field, at any depth, may be `undefined` (sent absent, {@link ClientPaths}).
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
@@ -42,8 +44,11 @@ export function isOpenAiWindow(window: Schemas['Window']): window is OpenAiWindo
   return 'messages' in window;
 }
 
-/** One native event as `POST /v1/sessions/{sessionId}/events` takes it (an item of its body's `events`). */
-export type NativeEventInput = paths['/v1/sessions/{sessionId}/events']['post']['requestBody']['content']['application/json']['events'][number];
+/**
+ * One native event as `POST /v1/sessions/{sessionId}/events` takes it (an item of its body's
+ * `events`, as {@link ClientPaths} types it: an optional field also takes `undefined`).
+ */
+export type NativeEventInput = ClientPaths['/v1/sessions/{sessionId}/events']['post']['requestBody']['content']['application/json']['events'][number];
 /** One hit of a recall page (an item of `GET /v1/recall`'s `items`). */
 export type RecallHit = Schemas['RecallPage']['items'][number];
 /** One event of a session's full log (an item of `GET /v1/sessions/{sessionId}/events`' `events`): conversation events and decision events. */
@@ -58,14 +63,37 @@ export type LogEvent = Schemas['LogPage']['events'][number];
 type ClientQuery<Q> = {
   [K in keyof Q]: (K extends TimeQueryParameter ? Q[K] | Date : Q[K]) | (object extends Pick<Q, K> ? undefined | null : never);
 };
-/** An operation whose `parameters.query` is a {@link ClientQuery} (optional members stay optional). */
-type ClientOperation<O> = { [K in keyof O]: K extends 'parameters' ? { [P in keyof O[K]]: P extends 'query' ? ClientQuery<O[K][P]> : O[K][P] } : O[K] };
+/**
+ * A request body as the client takes it: the generated type, except that each optional member, at
+ * every depth (nested objects, array items, each member of a union), also takes `undefined` given
+ * explicitly (`{ dryRun: maybeFlag }`, an event's `createdAt: maybeDate`), also under
+ * `exactOptionalPropertyTypes`. `JSON.stringify` (openapi-fetch's body serializer) leaves such a
+ * member out, so it is sent absent. Required members take their value only; `null` only where the
+ * generated type has it (not `expectedRevision`, for which the service refuses `null`).
+ */
+type ClientBody<T> = T extends readonly unknown[]
+  ? { [I in keyof T]: ClientBody<T[I]> }
+  : T extends object
+    ? { [K in keyof T]: ClientBody<T[K]> | (object extends Pick<T, K> ? undefined : never) }
+    : T;
+/**
+ * An operation whose `parameters.query` is a {@link ClientQuery} and whose `requestBody` is a
+ * {@link ClientBody} (optional members stay optional; `responses` unchanged).
+ */
+type ClientOperation<O> = {
+  [K in keyof O]: K extends 'parameters'
+    ? { [P in keyof O[K]]: P extends 'query' ? ClientQuery<O[K][P]> : O[K][P] }
+    : K extends 'requestBody'
+      ? ClientBody<O[K]>
+      : O[K];
+};
 
 /**
  * The API's {@link paths} as the client takes them: the generated types, except that a time
  * query parameter (`from`, `to`, `updatedSince`, `updatedBefore`, `atTime`) is `string | Date` (a
- * `Date` is sent as ISO-8601 UTC, `toISOString()`) and an optional query parameter also takes
- * `undefined` or `null`, which leave it out.
+ * `Date` is sent as ISO-8601 UTC, `toISOString()`), an optional query parameter also takes
+ * `undefined` or `null`, which leave it out, and an optional request body member (at any depth)
+ * also takes `undefined`, which leaves it out ({@link ClientBody}). Answers keep the generated types.
  */
 export type ClientPaths = { [P in keyof paths]: { [M in keyof paths[P]]: ClientOperation<paths[P][M]> } };
 
@@ -106,7 +134,9 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * throws a TypeError before anything is sent. A call resolves to `{ data, error, response }` for
  * every HTTP answer (`error` for a 4xx or 5xx, e.g. 503 `shutting_down`) and rejects when no
  * answer comes: fetch's `TypeError: fetch failed` with its `cause` (`ECONNREFUSED`,
- * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, or an abort's reason.
+ * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, `TypeError:
+ * terminated` (cause `UND_ERR_SOCKET`) when it breaks while the answer's body arrives, or an
+ * abort's reason. An optional request body field given `undefined` is left out ({@link ClientPaths}).
  * @example
  * const client = createSessionServiceClient('http://localhost:3000', { apiKey: process.env.API_KEY });
  * const { data, error } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's1' } } });

@@ -14,6 +14,7 @@ import {
   type Middleware,
   type NativeEventInput,
   type OpenAiWindow,
+  type paths,
   type RecallHit,
   type Schemas,
 } from '../src';
@@ -39,6 +40,82 @@ export async function optionalQueryParameters(): Promise<void> {
   // @ts-expect-error a Date only for the time parameters
   await client.GET('/v1/sessions', { params: { query: { userId: new Date() } } });
 }
+
+declare const maybeFlag: boolean | undefined;
+declare const maybeDate: string | undefined;
+declare const maybeRevision: number | undefined;
+declare const maybeEstimator: 'cl100k_base' | 'o200k_base' | 'chars' | undefined;
+
+/** Optional body fields, at every depth, take an explicit `undefined` (sent absent), as the README says. */
+export async function optionalBodyFields(): Promise<void> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  const path = { sessionId: 's' };
+  // top level
+  await client.POST('/v1/sessions/{sessionId}/compactions', {
+    params: { path },
+    body: { strategy: { type: 'turn-window' }, dryRun: maybeFlag, estimator: maybeEstimator, trigger: undefined },
+  });
+  await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [], expectedRevision: maybeRevision, userId: undefined } });
+  // nested: a strategy's parameter (beside a composite trigger: the type is recursive)
+  await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: 'sliding-window', maxEvents: undefined } } });
+  await client.POST('/v1/sessions/{sessionId}/compactions', {
+    params: { path },
+    body: { strategy: { type: 'rolling-summary', shadowPrompt: undefined }, trigger: { type: 'any-of', triggers: [{ type: 'token-count', threshold: 10 }] } },
+  });
+  // an event's optional fields (array items, each member of the union)
+  await client.POST('/v1/sessions/{sessionId}/events', {
+    params: { path },
+    body: {
+      events: [
+        { type: 'user', text: 'hi', id: undefined, createdAt: maybeDate, metadata: undefined, name: undefined },
+        { type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], refusal: undefined },
+      ],
+    },
+  });
+  const event: NativeEventInput = { id: 'u1', type: 'user', text: 'hello', createdAt: maybeDate };
+  void event;
+  // OpenAI messages, a tool call's optional type inside tool_calls
+  await client.POST('/v1/sessions/{sessionId}/messages', {
+    params: { path },
+    body: {
+      messages: [
+        { role: 'user', content: 'hi', name: undefined, createdAt: maybeDate },
+        { role: 'assistant', content: undefined, tool_calls: [{ id: 'c1', type: undefined, function: { name: 'f', arguments: '{}' } }] },
+      ],
+      expectedRevision: undefined,
+    },
+  });
+  await client.PUT('/v1/sessions/{sessionId}/policy', {
+    params: { path },
+    body: {
+      strategy: { type: 'token-count', maxTokens: undefined },
+      trigger: undefined,
+      estimator: maybeEstimator,
+      expectedRevision: maybeRevision,
+      revision: undefined,
+    },
+  });
+  // required members still take their value only, and a wrong type stays wrong
+  // @ts-expect-error events is required: not undefined
+  await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: undefined } });
+  // @ts-expect-error a strategy's type is required: not undefined
+  await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: undefined } } });
+  // @ts-expect-error a nested required member (a trigger's threshold) is not undefined either
+  await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { strategy: null, trigger: { type: 'token-count', threshold: undefined } } });
+  // @ts-expect-error a user event's text is required: not undefined
+  await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ type: 'user', text: undefined }] } });
+  // @ts-expect-error dryRun is a boolean
+  await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: 'turn-window' }, dryRun: 'yes' } });
+  // @ts-expect-error expectedRevision is refused null by the service, so the type has no null
+  await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { strategy: null, expectedRevision: null } });
+}
+
+/** Whether two types are the same (not only assignable either way). */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+/** Every operation's `responses`, by path and method. */
+type ResponsesOf<P> = { [R in keyof P]: { [M in keyof P[R]]: P[R][M] extends { responses: infer X } ? X : never } };
+/** The answers keep the generated types: only query parameters and request bodies are widened. */
+export const responsesUnchanged: Same<ResponsesOf<ClientPaths>, ResponsesOf<paths>> = true;
 
 /** The window's two formats have names, and the guard narrows an answer to one (F2). */
 export async function windowFormats(): Promise<Schemas['OpenAiMessage'][]> {

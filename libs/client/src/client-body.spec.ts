@@ -1,0 +1,53 @@
+/**
+ * A JSON request body's optional member given `undefined` (the types accept it at every depth,
+ * `ClientPaths`) is sent absent: openapi-fetch's serializer, `JSON.stringify`, leaves it out, so the
+ * service sees the field missing, never `null` or `undefined` text.
+ */
+import { createSessionServiceClient } from './index';
+
+/** A client whose requests are recorded (method, path and body text) and answered 200 `{}` without a network. */
+function recordingClient() {
+  const sent: Array<{ method: string; path: string; body: string }> = [];
+  const client = createSessionServiceClient('http://service.test', {
+    fetch: async (request: Request) => {
+      sent.push({ method: request.method, path: new URL(request.url).pathname, body: await request.text() });
+      return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+    },
+  });
+  return { client, sent };
+}
+
+describe('typed client request bodies', () => {
+  const path = { sessionId: 's1' };
+
+  it('leaves out an optional member given undefined, at the top level and inside a strategy', async () => {
+    const { client, sent } = recordingClient();
+    const maybeFlag = undefined as boolean | undefined;
+    await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: undefined }, dryRun: maybeFlag, estimator: undefined, trigger: undefined },
+    });
+    expect(sent).toEqual([{ method: 'POST', path: '/v1/sessions/s1/compactions', body: '{"strategy":{"type":"sliding-window"}}' }]);
+  });
+
+  it("leaves out an event's undefined optional fields, in each item, and keeps null and the given values", async () => {
+    const { client, sent } = recordingClient();
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: {
+        events: [
+          { id: 'u1', type: 'user', text: 'hi', createdAt: undefined, metadata: undefined },
+          { id: undefined, type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], refusal: undefined },
+        ],
+        expectedRevision: undefined,
+      },
+    });
+    expect(JSON.parse(sent[0].body)).toStrictEqual({
+      events: [
+        { id: 'u1', type: 'user', text: 'hi' },
+        { type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] },
+      ],
+    });
+    expect(sent[0].body).not.toMatch(/createdAt|metadata|refusal|expectedRevision|"id":null/);
+  });
+});
