@@ -3,6 +3,7 @@
  * projections and queries (read side), and their NestJS module.
  */
 export * from './tokens';
+export * from './async-context';
 export * from './errors';
 export * from './events/session-stream-events';
 export type { RequestedBy } from './events/requested-by';

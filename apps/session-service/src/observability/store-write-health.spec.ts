@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@nestjs/common';
 import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
 import { StoreWriteHealth, WRITE_PROBE_INTERVAL_MS } from './store-write-health';
@@ -146,4 +147,27 @@ describe('StoreWriteHealth: a command failing at a read before its write (a load
       health.onModuleDestroy();
     },
   );
+});
+
+describe('StoreWriteHealth: the probes run outside the request whose failed write started them', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('logs the probe\'s "succeed again" line with no request in its async context (it named a request answered long before)', async () => {
+    // the request-scoped logger keeps its request in an AsyncLocalStorage, as this one does
+    const request = new AsyncLocalStorage<{ id: string }>();
+    const lines: Array<{ line: string; request: string | undefined }> = [];
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void lines.push({ line: String(message), request: request.getStore()?.id }));
+    const { state, store } = fakeStore();
+    state.probeDown = false;
+    const health = new StoreWriteHealth(undefined, 20);
+    const observed = health.observing(store);
+    await request.run({ id: 'req-1' }, () => expect(observed.appendToStream('s', [])).rejects.toBeInstanceOf(EventStoreUnavailableError));
+    for (let i = 0; i < 100 && health.lastWriteError() !== null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(health.lastWriteError()).toBeNull();
+    expect(lines).toEqual([
+      { line: expect.stringMatching(/^writes to the event store fail/), request: 'req-1' },
+      { line: expect.stringMatching(/^writes to the event store succeed again .* a write probe/), request: undefined },
+    ]);
+    health.onModuleDestroy();
+  });
 });

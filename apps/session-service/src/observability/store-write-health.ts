@@ -28,6 +28,7 @@ import {
   storeWith,
   type EventStore,
 } from '@lib/event-store';
+import { inThisContext, type InContext } from '@lib/session';
 import { OutageTransitions } from './outage-transitions';
 import { truncatedForLog } from './request-log';
 import { MAX_LOGGED_STORE_ERROR_LENGTH } from './health-transitions';
@@ -71,6 +72,12 @@ export class StoreWriteHealth implements OnModuleDestroy {
   private probing = false;
   /** Failed writes so far: a probe that started before a write failed does not clear that failure. */
   private failures = 0;
+  /**
+   * Runs the probes' timer set-up outside every request (in the context this was made in, at
+   * start-up): the timer is started by a failed write's request, and its "succeed again" line named
+   * that request, answered long before (newcomer ncdiskfull F3).
+   */
+  private readonly outsideRequests: InContext = inThisContext();
 
   constructor(
     private readonly countFailure: (code: string) => void = () => undefined,
@@ -152,7 +159,7 @@ export class StoreWriteHealth implements OnModuleDestroy {
   /** Probes the store every `probeIntervalMs` until a probe or a write succeeds (a timer that does not keep the process alive). */
   private startProbing(): void {
     if (this.probeTimer || !this.probeWrite) return;
-    this.probeTimer = setInterval(() => void this.probe(), this.probeIntervalMs);
+    this.probeTimer = this.outsideRequests(() => setInterval(() => void this.probe(), this.probeIntervalMs));
     this.probeTimer.unref();
   }
 

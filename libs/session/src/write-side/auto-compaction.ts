@@ -35,10 +35,10 @@
  * meanwhile answers `conflict` (nothing written) and the scheduler looks at the policy now in
  * force once more; one whose session was erased meanwhile ends with the session's 404.
  */
-import { AsyncResource } from 'node:async_hooks';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
+import { inThisContext, type InContext } from '../async-context';
 import { sessionKey } from '../events/session-stream-events';
 import { SESSION_SETTINGS } from '../tokens';
 import { DEFAULT_CLAIM_MAX_WAIT_MS, DEFAULT_CLAIM_POLL_MS, DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS, passTakesClaim, SessionClaims } from './session-claims';
@@ -126,15 +126,6 @@ interface SessionRun {
    * context of the append that started the run, their lines carrying its id (newcomer ncllmfaults F7).
    */
   inRequester: InContext;
-}
-
-/** Runs `fn` in the async context this was made in ({@link inThisContext}). */
-type InContext = <T>(fn: () => T) => T;
-
-/** A function that runs another in the current async context (AsyncLocalStorage stores, e.g. the request-scoped logger's). */
-function inThisContext(): InContext {
-  const run: InContext = (fn) => fn();
-  return AsyncResource.bind(run);
 }
 
 /** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
