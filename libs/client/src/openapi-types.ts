@@ -1013,7 +1013,7 @@ export interface components {
                 /** @description relevance, higher is better: with order relevance the hit's BM25 (SQLite FTS5's, k1 1.2, b 0.75, minus its rank) over the query's ranked words, a positive number with no fixed scale or upper bound (not 0 to 1), comparable within one query and its cursor's pages only; 0 with order newest or oldest */
                 score: number;
                 sessionId: string;
-                /** @description HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most 240 characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut */
+                /** @description HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark> as whole grapheme clusters: at most 240 characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut */
                 snippet: string;
                 type: components["schemas"]["EventType"];
             }[];

@@ -805,7 +805,7 @@ export const RecallPageSchema = named(
         snippet: z
           .string()
           .describe(
-            `HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most ${RECALL_SNIPPET_MAX_LENGTH} characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut`,
+            `HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark> as whole grapheme clusters: at most ${RECALL_SNIPPET_MAX_LENGTH} characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut`,
           ),
         score: z
           .number()

@@ -11,6 +11,7 @@ export * from './recall-document';
 export * from './recall-match-expression';
 export * from './recall-searchable';
 export * from './recall-snippet-bound';
+export * from './recall-snippet-clusters';
 export * from './recall-cursor';
 export * from './recall-index-tables';
 export * from './session-read-model-writer';

@@ -10,6 +10,7 @@ import { tenantRecallIndexTables } from '../recall-index-tables';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 import { boundSnippet } from '../recall-snippet-bound';
+import { marksOnClusters, snippetCutsOnClusters } from '../recall-snippet-clusters';
 import { RECALL_WHOLE_CLUSTERS_FUNCTION } from '../read-model-store';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
 import { firstRecallRowid, lastRecallRowid, RECALL_CHUNK_BITS, recallPositionSql } from '../recall-chunks';
@@ -99,7 +100,7 @@ export interface RecallHit {
   eventId: string;
   /** Event kind (`user`, `assistant`, `tool`, `system`, `summary`). */
   type: string;
-  /** Matching excerpt, matched words wrapped in {@link RECALL_SNIPPET_OPEN}/{@link RECALL_SNIPPET_CLOSE}, cut parts marked `…`. */
+  /** Matching excerpt, matched words wrapped in {@link RECALL_SNIPPET_OPEN}/{@link RECALL_SNIPPET_CLOSE} (whole grapheme clusters), cut parts marked `…` (cut between clusters). */
   snippet: string;
   /** Relevance, higher is better (minus the FTS5 BM25 rank); comparable within one query only; 0 when the page is not in `relevance` order. */
   score: number;
@@ -765,13 +766,19 @@ function phraseCounts(store: ReadModelStore, table: string, phrases: readonly st
  * ({@link substringExcerpt}). Every excerpt is at most `RECALL_SNIPPET_MAX_LENGTH` characters
  * ({@link boundSnippet}): FTS5 cuts in tokens, and a run of CJK without spaces or of emoji is one
  * token of the word index, however long (it made a snippet of a whole 200,000-character event).
+ * Snippets are cut and marked between grapheme clusters (`recall-snippet-clusters`): a snippet
+ * FTS5 cut (`…` at an end) has its cuts moved out to cluster boundaries of its row's text
+ * ({@link snippetCutsOnClusters}), and every mark covers whole clusters ({@link marksOnClusters}:
+ * `👍` found in `👍🏿` marks `👍🏿`).
  *
  * Cost: a row whose query took its snippet (`rawSnippet`: the first mention, a `newest` page's
  * hits) costs nothing more. Each other row of a `relevance` page (at most
  * {@link RECALL_RANKED_MATCH_LIMIT} matches) is looked up: FTS5 finds one row of a very common
  * word's doclist slowly (~0.15 ms at 100k matches). Until read models 12 a `newest` page took its
  * snippets in one pass over the page's span of positions, which with `sessionId` reached from the
- * session's first mention to its newest hit: every match of a long session (2.6 s at 100k).
+ * session's first mention to its newest hit: every match of a long session (2.6 s at 100k). A
+ * snippet FTS5 cut also has its row's text read by rowid for its cuts: about 13–17 µs per hit
+ * with the cluster work, 1.3–1.7 ms on a page of 100 (`bench/recall-snippet-clusters.ts`).
  */
 function recallSnippets(
   store: ReadModelStore,
@@ -783,27 +790,27 @@ function recallSnippets(
 ): Map<bigint, string> {
   const { substrings } = plan;
   const raw = new Map<bigint, string>();
+  const body = store.statement(`SELECT body FROM ${table} WHERE rowid = @rowid`);
+  const bodyOf = (row: HitRow) => (body.get({ rowid: row.chunkRow }) as { body: string } | undefined)?.body ?? '';
   if (match === null) {
-    const body = store.statement(`SELECT body FROM ${table} WHERE rowid = @rowid`);
-    for (const row of rows)
-      raw.set(row.position, substringExcerpt((body.get({ rowid: row.chunkRow }) as { body: string } | undefined)?.body ?? '', substrings));
+    for (const row of rows) raw.set(row.position, substringExcerpt(bodyOf(row), substrings));
   } else {
     const one = store.statement(`SELECT ${rawSnippetSql(table)} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`);
     // A hit across rows: its row's snippet marks every word of the query that row holds.
     const anyWord = anyPhrase(plan.phrases);
-    for (const row of rows)
-      raw.set(
-        row.position,
-        cross.includes(row.position)
-          ? ((one.get({ match: anyWord, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '')
-          : (row.rawSnippet ?? (one.get({ match, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? ''),
-      );
+    for (const row of rows) {
+      const snippet = cross.includes(row.position)
+        ? ((one.get({ match: anyWord, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '')
+        : (row.rawSnippet ?? (one.get({ match, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '');
+      // FTS5 cut it (in tokens, anywhere in a cluster): the cut moves out to a cluster boundary of the row's text.
+      raw.set(row.position, snippet.startsWith('…') || snippet.endsWith('…') ? snippetCutsOnClusters(snippet, bodyOf(row)) : snippet);
+    }
   }
   const snippets = new Map<bigint, string>();
   for (const [position, text] of raw)
     snippets.set(
       position,
-      escapeHtml(markSubstrings(boundSnippet(text.replaceAll(RECALL_SCRIPT_BOUNDARY, '')), substrings))
+      escapeHtml(marksOnClusters(markSubstrings(boundSnippet(text.replaceAll(RECALL_SCRIPT_BOUNDARY, '')), substrings)))
         .replaceAll('\u0001', RECALL_SNIPPET_OPEN)
         .replaceAll('\u0002', RECALL_SNIPPET_CLOSE),
     );
