@@ -37,6 +37,7 @@ import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { JSON_CONTENT_TYPE_RULE, MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
+import { LINES_PER_WINDOW, RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 
 /** The JSON body of every error answer: a declared code ({@link ApiErrorCode}), what to fix, and the error's details. */
@@ -325,6 +326,13 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
+  /**
+   * The request lines of 503 answers (the store unavailable, the read models behind, a counting
+   * timeout: clients retry them) at warn, at most {@link LINES_PER_WINDOW} per minute; the others at
+   * debug, counted by code and told in one warn line a minute (a full disk's retrying clients wrote
+   * 833 warn lines in 40 s, the cause having its own line; newcomer ncdiskfull F4).
+   */
+  private readonly unavailableLines = new RateLimitedWarnings(this.logger, 'requests answered 503 (their lines at debug)');
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -341,7 +349,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     this.damage.report(error, 'a read');
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(error as Error)?.name ?? 'error'}: ${(error as Error)?.stack ?? String(error)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
-    if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');
+    if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), this.unavailableLines.admit(body.code) ? 'warn' : 'debug');
     if (http.isHeadersSent(res)) return;
     for (const [name, value] of Object.entries(headers ?? {})) http.setHeader(res, name, value);
     http.reply(res, body, status);

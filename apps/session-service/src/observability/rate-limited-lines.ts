@@ -99,20 +99,31 @@ export class RateLimitedWarnings {
    * With `fields`, the line is logged as an object, `{ ...fields, msg: line }`: with pino, JSON fields of the line beside its `msg`.
    */
   warn(line: string, reason: string, fields?: Readonly<Record<string, string | number | boolean>>): void {
-    const now = Date.now();
-    const { line: written, told, flushAt } = this.limiter.admit(now, reason);
-    if (told) this.tell(told);
+    const written = this.admit(reason);
     if (written) this.logger.warn(fields ? { ...fields, msg: line } : line);
     else if (this.countField !== undefined) {
       const value = fields?.[this.countField];
       const key = value === undefined ? '(none)' : String(value);
       this.counted.set(key, (this.counted.get(key) ?? 0) + 1);
     }
+  }
+
+  /**
+   * Whether a line about `reason` (short, no client text) may be written now: true while this
+   * window's lines are not spent; else it is counted under `reason` and told at the window's end,
+   * as {@link warn}'s lines are. For lines another logger writes (a request's line, whose level the
+   * caller then chooses), so they are limited and told the same way.
+   */
+  admit(reason: string): boolean {
+    const now = Date.now();
+    const { line: written, told, flushAt } = this.limiter.admit(now, reason);
+    if (told) this.tell(told);
     if (flushAt !== null) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = this.outsideRequests.runInAsyncScope(() => setTimeout(() => this.flush(), Math.max(0, flushAt - now)));
       this.timer.unref();
     }
+    return written;
   }
 
   /** Tells the lines counted so far (if any) now and stops the timer. */

@@ -7,6 +7,7 @@ import { CountingTimeoutError, ProjectionBehindError } from '@lib/session';
 import { answerErrorsWithFilter } from '../http/testing/answer-errors-with-filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
+import { RateLimitedWarnings } from './rate-limited-lines';
 import { logAnswerCodes, requestLogSerializers } from './request-log';
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import { checkKeyBeforeBody } from '../auth/key-check-before-body';
@@ -97,6 +98,30 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
     expect(lines[0]).toMatchObject({ level: 40, res: { statusCode: 503, code, tenant: 'tenant-7' }, msg: 'request completed' });
     expect(lines[0]).not.toHaveProperty('err');
     expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
+  });
+
+  it('logs the first 10 503 lines of a minute at warn and the rest at debug: retrying clients during an outage no longer write one warn line each (newcomer ncdiskfull F4)', async () => {
+    const lines = await logLinesOf(false, { throws: new EventStoreUnavailableError('SQLite event store: database or disk is full') }, 14);
+    expect(lines.map((line) => line.level)).toEqual([...Array<number>(10).fill(40), ...Array<number>(4).fill(20)]);
+    for (const line of lines) expect(line).toMatchObject({ res: { statusCode: 503, code: 'store_unavailable' }, msg: 'request completed' });
+  });
+});
+
+describe('RateLimitedWarnings.admit: lines another logger writes, limited and told as its own', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('admits the first lines of a window, counts the rest by reason, and tells them in one warn line when the window ends', () => {
+    jest.useFakeTimers();
+    const told: unknown[] = [];
+    const lines = new RateLimitedWarnings({ warn: (line: unknown) => void told.push(line) } as never, 'requests answered 503 (their lines at debug)', 2, 1000);
+    const admitted = ['store_unavailable', 'store_unavailable', 'store_unavailable', 'projection_behind', 'store_unavailable'].map((code) => lines.admit(code));
+    expect(admitted).toEqual([true, true, false, false, false]);
+    expect(told).toEqual([]);
+    jest.advanceTimersByTime(1000);
+    expect(told).toEqual([
+      '3 more requests answered 503 (their lines at debug) in the last 1 s, not logged one by one: 2 × store_unavailable; 1 × projection_behind',
+    ]);
+    expect(lines.admit('store_unavailable')).toBe(true);
   });
 });
 
