@@ -24,7 +24,15 @@ describe('start-up summary lines', () => {
       `store: embedded SQLite ${file} (SQLITE_EVENTS_FILE); read models in ${dataDir}`,
     );
     expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://db/e' }, false))).toBe(
-      `store: PostgreSQL (DATABASE_URL); read models in ${dataDir}`,
+      `store: PostgreSQL db/e (DATABASE_URL); read models in ${dataDir}`,
+    );
+    // where it points, never who connects nor with what password
+    const line = startupStoreLine(
+      loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgresql://svc:s3cret@db.internal:6543/my%20events?sslmode=require' }, false),
+    );
+    expect(line).toBe(`store: PostgreSQL db.internal:6543/my events (DATABASE_URL); read models in ${dataDir}`);
+    expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres:///events?host=/var/run/postgresql' }, false))).toBe(
+      `store: PostgreSQL /var/run/postgresql/events (DATABASE_URL); read models in ${dataDir}`,
     );
   });
 

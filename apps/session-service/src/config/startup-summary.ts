@@ -10,7 +10,7 @@ import { isIPv6 } from 'node:net';
 import { natsServersShown } from '../nats/nats-servers-shown';
 
 /**
- * `store: …`: KurrentDB, PostgreSQL (with the read models' `DATA_DIR`), or embedded SQLite: `in
+ * `store: …`: KurrentDB, PostgreSQL (its `host:port/database`, with the read models' `DATA_DIR`), or embedded SQLite: `in
  * <DATA_DIR>` when the events file is the default `<DATA_DIR>/events.sqlite`, else the events file
  * (`SQLITE_EVENTS_FILE`) and the read models' `DATA_DIR`. Paths are absolute.
  */
@@ -19,12 +19,25 @@ export function startupStoreLine(config: ServiceConfig): string {
     case 'kurrentdb':
       return `store: KurrentDB (KURRENTDB_CONNECTION_STRING); read models in ${config.dataDir}`;
     case 'postgres':
-      return `store: PostgreSQL (DATABASE_URL); read models in ${config.dataDir}`;
+      return `store: PostgreSQL ${postgresServerShown(config.databaseUrl!)} (DATABASE_URL); read models in ${config.dataDir}`;
     case 'sqlite':
       return config.sqliteEventsFile === path.join(config.dataDir, 'events.sqlite')
         ? `store: embedded SQLite in ${config.dataDir}`
         : `store: embedded SQLite ${config.sqliteEventsFile} (SQLITE_EVENTS_FILE); read models in ${config.dataDir}`;
   }
+}
+
+/**
+ * Where a `DATABASE_URL` (a postgres:// URL, validated at start) points, as `host:port/database`,
+ * never its user, password or options: `db.internal:5432/events`; the host is the URL's, else its
+ * `host` parameter (a socket directory), else `localhost` (the driver's default); `/database` only
+ * when the URL names one.
+ */
+function postgresServerShown(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const host = url.host || url.searchParams.get('host') || 'localhost';
+  const database = url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : '';
+  return database === '' ? host : `${host}/${database}`;
 }
 
 /**
