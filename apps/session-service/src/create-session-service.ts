@@ -128,7 +128,8 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
  * Builds and initialises (but does not listen) the service.
  * Takes the lock on `DATA_DIR` first (one service process per data directory; see `data-dir-lock.ts`).
  * @throws ConfigurationError naming the variable when the summarizer settings are invalid, `DATA_DIR` is
- *   a file or cannot be created, `SQLITE_EVENTS_FILE` is set in a directory that does not exist,
+ *   a file or cannot be created, `SQLITE_EVENTS_FILE` is set in a directory that does not exist or this
+ *   process may not write, or to a directory,
  *   another service holds that directory (naming its holder), or
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
  *   when connecting is refused for a reason only a change fixes (a host that does not resolve,
@@ -145,7 +146,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   } catch (err) {
     throw asConfigurationError(err) ?? err;
   }
-  // An explicit events file in a directory that does not exist is a mistyped path, not a new store: refused before DATA_DIR is touched.
+  // An explicit events file in a directory that does not exist is a mistyped path, not a new store; one SQLite could not open (a
+  // directory, an unwritable directory or file) is refused by name, not by SQLite's "unable to open database file": before DATA_DIR is touched.
   if (eventStoreKind(config) === 'sqlite') requireEventsFileDirectory(config);
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);

@@ -36,6 +36,7 @@ import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
+import { misspelledSettingLines } from './config/misspelled-settings';
 import { natsTenantWarningLines } from './config/nats-tenant-warning';
 import { openModeHostWarningLines } from './config/open-mode-host-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
@@ -162,6 +163,8 @@ async function main(): Promise<void> {
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,
   ];
+  // Variables whose name is a near miss of a setting (DATA_DIRR): one warn line each, did you mean … (misspelled-settings.ts).
+  say(config, misspelledSettingLines(process.env), 'warn');
   // Settings the configuration leaves without effect: one warn line per group, before the summary.
   say(config, ignoredSettingLines(process.env, config), 'warn');
   // API_KEYS with a NATS connection without credentials: NATS commands are every tenant's (nats-tenant-warning.ts).

@@ -7,6 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client, type Pool, type PoolClient } from 'pg';
 import { PostgresEventStore } from '../src/postgres';
+import { isClosedBeforePostgresAnswer } from '../src/postgres/postgres-errors';
+import type { PoolCheckouts } from '../src/postgres/pool-checkouts';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 jest.setTimeout(30_000);
@@ -48,5 +50,28 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a pooled connect
     expect(held.map((c) => (c as unknown as { _queryable: boolean })._queryable)).toEqual([false, false, false]);
     expect(uncaught).toEqual([]);
     expect((await store.readStream('s')).map((e) => e.id)).toEqual([id]);
+  });
+  it('given a connection the store opened, when PostgreSQL ends it mid-session (pg_terminate_backend, a statement running), then its error is not taken for a server that is not PostgreSQL (ncoperator F2)', async () => {
+    // Through the store's own checkouts, whose failures to connect are marked as such.
+    const checkouts = (store as unknown as { checkouts: PoolCheckouts<PoolClient> }).checkouts;
+    const client = await checkouts.checkout();
+    client.on('error', () => undefined);
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const running = client.query('SELECT pg_sleep(10)').catch((e: unknown) => e);
+    const admin = new Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      const cut = await running;
+      expect(cut).toBeInstanceOf(Error);
+      expect(isClosedBeforePostgresAnswer(cut)).toBe(false);
+      const next = await client.query('SELECT 1').catch((e: unknown) => e);
+      expect(next).toBeInstanceOf(Error);
+      expect(isClosedBeforePostgresAnswer(next)).toBe(false);
+    } finally {
+      await admin.end();
+      client.release(true);
+    }
   });
 });

@@ -34,17 +34,21 @@ const DATA_DIR_FILES = [
   'service.lock',
 ];
 
+/** This process's user for a refusal of a path it may not write: `, uid 1000 gid 1000`, or '' where the platform has none. */
+function processUser(): string {
+  const uid = process.getuid?.();
+  return uid === undefined ? '' : `, uid ${uid}${process.getgid ? ` gid ${process.getgid()}` : ''}`;
+}
+
 /**
  * The refusal of a `dataDir` (or a file in it) this process may not write: names DATA_DIR, the path, the user and the fix.
  * @param what the path refused (`dataDir` itself or a file in it); `code` the access error (EACCES, EPERM).
  */
 function unwritableDataDir(dataDir: string, what: string, code: string): ConfigurationError {
-  const uid = process.getuid?.();
-  const user = uid === undefined ? '' : `, uid ${uid}${process.getgid ? ` gid ${process.getgid()}` : ''}`;
   return new ConfigurationError({
     variable: 'DATA_DIR',
     value: dataDir,
-    problem: `${what === dataDir ? 'is' : `${what} is`} not writable by this process (${code}${user})`,
+    problem: `${what === dataDir ? 'is' : `${what} is`} not writable by this process (${code}${processUser()})`,
     fix: "make it writable by the service's user (chown or chmod; on Kubernetes a securityContext fsGroup for the volume), or point DATA_DIR at a writable directory",
   });
 }
@@ -116,15 +120,26 @@ export function requireExistingSqliteStore(config: Pick<ServiceConfig, 'dataDir'
   });
 }
 
+/** The store's files beside an events file `eventsFile` that SQLite writes (when they exist they must be writable too). */
+const EVENTS_FILE_SUFFIXES = ['', '-wal', '-shm'];
+
 /**
  * For the service: an events file set with `SQLITE_EVENTS_FILE` (another path than the default
- * `<DATA_DIR>/events.sqlite`, which {@link ensureDataDir} provides for) must be in an existing
- * directory, so a mistyped path is refused instead of becoming a new, empty store in a new
- * directory. The file itself is created when missing (a new store).
+ * `<DATA_DIR>/events.sqlite`, which {@link ensureDataDir} provides for) must be a file (or missing:
+ * it is created, a new store) in an existing directory this process may write (SQLite creates the
+ * `-wal` and `-shm` files and the claims directory beside it), so a mistyped path is refused instead
+ * of becoming a new, empty store in a new directory, and a path SQLite cannot open is refused by
+ * name instead of by SQLite's "unable to open database file" (exit code 1). `access` is
+ * `fs.accessSync` (replaced in tests: a process running as root may write anything).
  * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` (the path as resolved) when its directory
- *   does not exist or is not a directory.
+ *   does not exist or is not a directory, when the path is a directory, when its directory is not
+ *   writable by this process (EACCES, EPERM; EROFS: on a read-only file system), or when the file or
+ *   its `-wal` or `-shm` file exists and is not writable.
  */
-export function requireEventsFileDirectory(config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>): void {
+export function requireEventsFileDirectory(
+  config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>,
+  access: (p: string, mode: number) => void = fs.accessSync,
+): void {
   const { dataDir, sqliteEventsFile: eventsFile } = config;
   if (eventsFile === path.join(dataDir, 'events.sqlite')) return;
   const dir = path.dirname(eventsFile);
@@ -134,13 +149,32 @@ export function requireEventsFileDirectory(config: Pick<ServiceConfig, 'dataDir'
   } catch {
     isDirectory = null; // ENOTDIR: a path through a file
   }
-  if (isDirectory) return;
-  throw new ConfigurationError({
-    variable: 'SQLITE_EVENTS_FILE',
-    value: eventsFile,
-    problem: isDirectory === false ? `${dir} is not a directory` : `its directory ${dir} does not exist`,
-    fix: 'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store), or create the directory first',
-  });
+  const refuse = (problem: string, fix: string) => new ConfigurationError({ variable: 'SQLITE_EVENTS_FILE', value: eventsFile, problem, fix });
+  if (!isDirectory)
+    throw refuse(
+      isDirectory === false ? `${dir} is not a directory` : `its directory ${dir} does not exist`,
+      'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store), or create the directory first',
+    );
+  if (fs.statSync(eventsFile, { throwIfNoEntry: false })?.isDirectory())
+    throw refuse('is a directory, not a file', 'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store)');
+  const writableFix =
+    "make it writable by the service's user (chown or chmod; on Kubernetes a securityContext fsGroup for the volume), or point SQLITE_EVENTS_FILE at a file in a writable directory";
+  for (const what of [dir, ...EVENTS_FILE_SUFFIXES.map((suffix) => eventsFile + suffix)]) {
+    if (what !== dir && !fs.existsSync(what)) continue;
+    try {
+      access(what, what === dir ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      const named = what === dir ? `its directory ${dir}` : what === eventsFile ? '' : what;
+      if (code === 'EROFS')
+        throw refuse(
+          `${named || 'it'} is on a read-only file system (EROFS): the service cannot write its event store there`,
+          'mount it read-write, or point SQLITE_EVENTS_FILE at a file in a writable directory',
+        );
+      if (code === 'EACCES' || code === 'EPERM')
+        throw refuse(`${named ? `${named} is` : 'is'} not writable by this process (${code}${processUser()})`, writableFix);
+    }
+  }
 }
 
 /**

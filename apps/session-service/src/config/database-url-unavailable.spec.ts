@@ -4,7 +4,9 @@
  * `/health` and the warn line said only `PostgreSQL event store: password authentication failed
  * for user "postgres"`, a start with NATS ended with it). Driver errors as `pg` and Node give them.
  */
-import { PostgresNoAnswerError } from '@lib/event-store';
+import * as net from 'node:net';
+import { EventStoreUnavailableError, PostgresNoAnswerError } from '@lib/event-store';
+import { PostgresEventStore } from '@lib/event-store/postgres';
 import { databaseUrlUnavailable } from './database-url-unavailable';
 
 const URL = 'postgres://app:hunter2@db.internal:5432/events';
@@ -77,5 +79,72 @@ describe('the store’s error when PostgreSQL at DATABASE_URL cannot be reached'
     const refused = driverError('connect ECONNREFUSED 10.0.0.5:5432', { code: 'ECONNREFUSED', address: '10.0.0.5', port: 5432 });
     for (const url of ['postgres://app:hunter2@db:5432/events', 'postgres://db:5432/events?password=hunter2', 'postgres://hunter2@db/events'])
       expect(databaseUrlUnavailable(refused, url)).not.toContain('hunter2');
+  });
+});
+
+/** A throwaway TCP server on an ephemeral port of 127.0.0.1 that is not PostgreSQL: `onConnection` handles each connection. */
+async function notPostgres(onConnection: (socket: net.Socket) => void): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+    onConnection(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () => {
+      sockets.forEach((s) => s.destroy());
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('DATABASE_URL naming a server that is not PostgreSQL (newcomer ncoperator F2: only "Connection terminated unexpectedly")', () => {
+  it.each<[string, (socket: net.Socket) => void, string]>([
+    ['accepts and closes each connection (a proxy without a backend)', (socket) => socket.end(), 'Connection terminated unexpectedly'],
+    [
+      'answers garbage and closes (an HTTP server)',
+      (socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')),
+      'Connection terminated unexpectedly',
+    ],
+    ['resets the connection', (socket) => socket.once('data', () => socket.resetAndDestroy()), 'read ECONNRESET'],
+  ])('a server that %s: the store’s error names DATABASE_URL, masked, the server and the fix', async (_case, onConnection, driverMessage) => {
+    const server = await notPostgres(onConnection);
+    const url = `postgres://app:hunter2@127.0.0.1:${server.port}/events`;
+    const store = PostgresEventStore.connect(url, { describeUnavailable: (error) => databaseUrlUnavailable(error, url), connectionTimeoutMs: 5000 });
+    try {
+      const expected = `PostgreSQL event store: DATABASE_URL=postgres://app:***@127.0.0.1:${server.port}/events: the server at 127.0.0.1:${server.port} closed the connection before answering as PostgreSQL (${driverMessage}): check that DATABASE_URL names a PostgreSQL server (and its port), not another service or a proxy or load balancer without a PostgreSQL behind it; the service retries until it answers`;
+      const read = await store.headPosition().catch((e: unknown) => e);
+      expect(read).toBeInstanceOf(EventStoreUnavailableError);
+      expect((read as Error).message).toBe(expected);
+      // The compaction claims' own connection says the same.
+      const claim = await store.tryClaim('session-1').catch((e: unknown) => e);
+      expect(claim).toBeInstanceOf(EventStoreUnavailableError);
+      expect((claim as Error).message).toBe(expected);
+    } finally {
+      await store.close();
+      await server.close();
+    }
+  });
+
+  it('names the server the driver connects to: a host parameter over the URL’s host', async () => {
+    const server = await notPostgres((socket) => socket.end());
+    try {
+      const url = `postgres://app:pw@localhost:${server.port}/events?host=127.0.0.1`;
+      const store = PostgresEventStore.connect(url, { describeUnavailable: (error) => databaseUrlUnavailable(error, url), connectionTimeoutMs: 5000 });
+      const read = await store.headPosition().catch((e: unknown) => e);
+      await store.close();
+      expect((read as Error).message).toContain(`: the server at 127.0.0.1:${server.port} closed the connection before answering as PostgreSQL`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('leaves a connection cut after it was opened (by PostgreSQL, mid-session) to the driver’s message', () => {
+    expect(databaseUrlUnavailable(new Error('Connection terminated unexpectedly'), 'postgres://app:pw@db/events')).toBe(
+      'PostgreSQL event store: Connection terminated unexpectedly',
+    );
   });
 });

@@ -5,7 +5,7 @@
  * refusals, its credentials masked, with what to fix. Never fatal: a store that does not answer at
  * start is waited for (README, Configuration), so each text says that the service retries.
  */
-import { PostgresNoAnswerError, postgresUnavailableMessage } from '@lib/event-store';
+import { isClosedBeforePostgresAnswer, PostgresNoAnswerError, postgresUnavailableMessage } from '@lib/event-store';
 import { configurationRefusalMessage } from '@lib/session';
 
 /** The parts of a driver error read here: a socket error (`code`, `address`, `port`, `hostname`; `errors` when Node tried several addresses) or a server error (`code`: SQLSTATE). */
@@ -26,8 +26,34 @@ function addressOf(error: DriverError): string | null {
   return port === undefined ? address : `${address.includes(':') ? `[${address}]` : address}:${String(port)}`;
 }
 
+/**
+ * The server `databaseUrl` names, as `host:port` (the port 5432 when the URL gives none; an IPv6
+ * host bracketed; a `host` parameter, which the driver takes over the URL's host, first), without
+ * credentials; null when the URL cannot be read.
+ */
+function serverOf(databaseUrl: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return null;
+  }
+  const host = url.searchParams.get('host') || decodeURIComponent(url.hostname);
+  if (!host) return null;
+  const port = url.searchParams.get('port') || url.port || '5432';
+  return host.startsWith('/') ? `${host} (socket)` : `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
 /** The problem and the fix for a driver error, or null when it is not about reaching or logging in (then the default message stands). */
-function problemOf(error: DriverError): { problem: string; fix: string } | null {
+function problemOf(error: DriverError, databaseUrl: string): { problem: string; fix: string } | null {
+  // Closed (or reset) while being opened, before any answer of PostgreSQL's: another service's port, a proxy without a backend.
+  if (isClosedBeforePostgresAnswer(error)) {
+    const server = serverOf(databaseUrl);
+    return {
+      problem: `the server${server ? ` at ${server}` : ''} closed the connection before answering as PostgreSQL (${typeof error.message === 'string' && error.message ? error.message : String(error.code)})`,
+      fix: 'check that DATABASE_URL names a PostgreSQL server (and its port), not another service or a proxy or load balancer without a PostgreSQL behind it; the service retries until it answers',
+    };
+  }
   if (error instanceof PostgresNoAnswerError)
     return {
       problem: `no answer to a statement within ${error.withinMs} ms (the service's bound on an answer: DATABASE_STATEMENT_TIMEOUT_MS + 5000 ms, 65000 ms when that is 0), the connection closed: the server is frozen, overloaded or cut off (a hung host, a network partition)`,
@@ -77,18 +103,20 @@ function problemOf(error: DriverError): { problem: string; fix: string } | null 
 /**
  * The message of the EventStoreUnavailableError of `error` (a driver error saying PostgreSQL at
  * `databaseUrl` cannot be reached or cannot serve now): for a connection refused, a host that
- * does not resolve, no answer, SSL asked for of a server without it (or the reverse: pg_hba.conf
+ * does not resolve, no answer, a connection closed by the server while it was being opened, before
+ * any answer of PostgreSQL's (`isClosedBeforePostgresAnswer`: not a PostgreSQL server, e.g. another
+ * service's port), SSL asked for of a server without it (or the reverse: pg_hba.conf
  * accepting the user only over SSL), a login refused (SQLSTATE class 28: wrong password, unknown
  * user, pg_hba.conf), a database that does not exist or a statement unanswered within the client-side
  * bound ({@link PostgresNoAnswerError}: a frozen server), `PostgreSQL event store: DATABASE_URL=<the URL,
  * credentials masked>: <what is wrong>: <what to fix>; the service retries …`, e.g.
  * `PostgreSQL event store: DATABASE_URL=postgres://app:***@db:5432/events: connection refused by
  * 10.0.0.5:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`;
- * otherwise (a failover's read-only server, a connection cut mid-query) the default
+ * otherwise (a failover's read-only server, a connection cut mid-session or mid-query) the default
  * `PostgreSQL event store: <the driver's message>`.
  */
 export function databaseUrlUnavailable(error: unknown, databaseUrl: string): string {
-  const found = error !== null && typeof error === 'object' ? problemOf(error) : null;
+  const found = error !== null && typeof error === 'object' ? problemOf(error, databaseUrl) : null;
   if (!found) return postgresUnavailableMessage(error);
   return `PostgreSQL event store: ${configurationRefusalMessage({ variable: 'DATABASE_URL', value: databaseUrl, mask: 'url', ...found })}`;
 }

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { withoutCredentials } from '@lib/event-store';
 import { ConfigurationError } from './configuration-error';
-import { ensureDataDir, requireExistingSqliteStore } from './data-dir';
+import { ensureDataDir, requireEventsFileDirectory, requireExistingSqliteStore } from './data-dir';
 import { openEventStore } from './event-store-config';
 import { listenError } from './listen-error';
 import { loadServiceConfig } from './service-config';
@@ -70,6 +70,50 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
       createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: path.join(file, 'x.sqlite') }, false), { quiet: true }),
     );
     expect((below as Error).message).toMatch(/^SQLITE_EVENTS_FILE=\S+afile\/x\.sqlite: \S+afile is not a directory: /);
+  });
+
+  it('given SQLITE_EVENTS_FILE that is a directory, when the service starts, then it is refused by name, not by SQLite (ncoperator F1: exit 1, "unable to open database file")', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const asDir = path.join(root, 'store');
+    fs.mkdirSync(asDir);
+    const err = await thrown(() => createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: asDir }, false), { quiet: true }));
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toBe(
+      `SQLITE_EVENTS_FILE=${asDir}: is a directory, not a file: point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store)`,
+    );
+    expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it('given SQLITE_EVENTS_FILE in a directory (or a file in it) this process may not write, then it is refused by name, the user and the fix (ncoperator F1)', () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const eventsFile = path.join(root, 'store', 'e.sqlite');
+    fs.mkdirSync(path.dirname(eventsFile));
+    const config = loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: eventsFile }, false);
+    const refusing = (refused: string, code: string) => (p: string) => {
+      if (p === refused) throw Object.assign(new Error(code), { code });
+    };
+    // Root may write anything: the access check is given the refusal a non-root user would meet.
+    expect(() => requireEventsFileDirectory(config, refusing(path.dirname(eventsFile), 'EACCES'))).toThrow(
+      new RegExp(
+        `^SQLITE_EVENTS_FILE=${eventsFile}: its directory ${path.dirname(eventsFile)} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): make it writable by the service's user \\(chown or chmod; on Kubernetes a securityContext fsGroup for the volume\\), or point SQLITE_EVENTS_FILE at a file in a writable directory$`,
+      ),
+    );
+    expect(() => requireEventsFileDirectory(config, refusing(path.dirname(eventsFile), 'EROFS'))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${eventsFile}: its directory ${path.dirname(eventsFile)} is on a read-only file system \\(EROFS\\)`),
+    );
+    // A missing file is not checked (it is created); an existing one, and its -wal, must be writable.
+    expect(() => requireEventsFileDirectory(config, refusing(eventsFile, 'EACCES'))).not.toThrow();
+    fs.writeFileSync(eventsFile, '');
+    fs.writeFileSync(`${eventsFile}-wal`, '');
+    expect(() => requireEventsFileDirectory(config, refusing(eventsFile, 'EACCES'))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${eventsFile}: is not writable by this process \\(EACCES`),
+    );
+    expect(() => requireEventsFileDirectory(config, refusing(`${eventsFile}-wal`, 'EPERM'))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${eventsFile}: ${eventsFile}-wal is not writable by this process \\(EPERM`),
+    );
+    expect(() => requireEventsFileDirectory(config)).not.toThrow();
   });
 
   it('DATA_DIR that is a file: says so instead of EEXIST from mkdir', () => {

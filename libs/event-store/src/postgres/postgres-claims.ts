@@ -3,6 +3,7 @@ import { Client, type ClientConfig } from 'pg';
 import type { HeldClaim } from '../claim.port';
 import { EventStoreClosedError, EventStoreUnavailableError } from '../errors';
 import { CloseSignal } from './close-signal';
+import { connectFailure } from './postgres-errors';
 
 /** Prefix hashed with every claim name: the advisory lock keys of claims, apart from other users of advisory locks. */
 const CLAIM_KEY_PREFIX = 'session-memory-compaction claim\u0000';
@@ -129,7 +130,7 @@ export class PostgresClaims {
       () => client,
       (err: unknown) => {
         lost();
-        throw err;
+        throw connectFailure(err);
       },
     );
     this.connection = opened;

@@ -1,5 +1,5 @@
 import { EventStoreUnavailableError } from '../errors';
-import { isPostgresUnavailable, mapPostgresError, postgresCauseOf } from './postgres-errors';
+import { connectFailure, isClosedBeforePostgresAnswer, isPostgresUnavailable, mapPostgresError, postgresCauseOf } from './postgres-errors';
 
 describe('mapPostgresError', () => {
   it('takes SSL asked for of a server without it for the store unavailable, described by the caller (the service names DATABASE_URL and the fix)', () => {
@@ -33,5 +33,20 @@ describe('mapPostgresError', () => {
   it('returns a programming error unchanged', () => {
     const bug = new RangeError('bug');
     expect(mapPostgresError(bug)).toBe(bug);
+  });
+});
+
+describe('isClosedBeforePostgresAnswer (ncoperator F2: a DATABASE_URL naming a server that is not PostgreSQL)', () => {
+  it('takes a connection closed or reset while being opened for one, and nothing else', () => {
+    expect(isClosedBeforePostgresAnswer(connectFailure(new Error('Connection terminated unexpectedly')))).toBe(true);
+    expect(isClosedBeforePostgresAnswer(connectFailure(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })))).toBe(true);
+    // The same errors of a connection already open: PostgreSQL (or the network) ended it mid-session.
+    expect(isClosedBeforePostgresAnswer(new Error('Connection terminated unexpectedly'))).toBe(false);
+    expect(isClosedBeforePostgresAnswer(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(false);
+    // PostgreSQL's own answers while connecting, and other failures to connect.
+    expect(isClosedBeforePostgresAnswer(connectFailure(Object.assign(new Error('the database system is shutting down'), { code: '57P03' })))).toBe(false);
+    expect(isClosedBeforePostgresAnswer(connectFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })))).toBe(false);
+    expect(isClosedBeforePostgresAnswer(connectFailure(new Error('Connection terminated due to connection timeout')))).toBe(false);
+    expect(isClosedBeforePostgresAnswer(connectFailure(null))).toBe(false);
   });
 });

@@ -69,6 +69,33 @@ export function isPostgresUnavailable(error: unknown): boolean {
   return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);
 }
 
+/** Errors of opening a connection ({@link connectFailure}): the driver's, before PostgreSQL's start-up handshake finished. */
+const CONNECT_FAILURES = new WeakSet<object>();
+
+/**
+ * Marks `error` (returned as it is) as the failure of opening a connection: the pool's `connect()`
+ * or a client's `connect()`, before the start-up handshake finished (a connection already open that
+ * fails later is never marked). Read by {@link isClosedBeforePostgresAnswer}.
+ */
+export function connectFailure<E>(error: E): E {
+  if (error !== null && typeof error === 'object') CONNECT_FAILURES.add(error);
+  return error;
+}
+
+/**
+ * True when `error` is a connection the server closed (the driver's `Connection terminated
+ * unexpectedly`) or reset (ECONNRESET) while it was being opened ({@link connectFailure}), before
+ * any answer of PostgreSQL's (one refusing the login or shutting down answers with a SQLSTATE): the
+ * address is not a PostgreSQL server (another service's port, a proxy or load balancer without a
+ * backend). A connection PostgreSQL ends mid-session (an administrator's `pg_terminate_backend`, a
+ * crash) is not one: its error is not a connect failure.
+ */
+export function isClosedBeforePostgresAnswer(error: unknown): boolean {
+  if (error === null || typeof error !== 'object' || !CONNECT_FAILURES.has(error)) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' || (code === undefined && message === 'Connection terminated unexpectedly');
+}
+
 /** The default message of the {@link EventStoreUnavailableError} of a driver error: `PostgreSQL event store: <the driver's message>`. */
 export function postgresUnavailableMessage(error: unknown): string {
   return `PostgreSQL event store: ${(error as Error).message}`;

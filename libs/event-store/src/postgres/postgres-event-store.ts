@@ -33,7 +33,7 @@ import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { noAnswerOf } from './no-answer';
-import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
+import { connectFailure, mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
   POSTGRES_APPEND_IN_LIFE_BODY,
@@ -246,7 +246,11 @@ export class PostgresEventStore implements EventStore {
     this.answerTimeoutMs = answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     this.checkouts = new PoolCheckouts(
-      () => pool.connect(),
+      // A failure here is one of opening a connection (pg-pool hands an idle one over without connecting): marked so.
+      () =>
+        pool.connect().catch((error: unknown) => {
+          throw connectFailure(error);
+        }),
       (client) => client.release(),
       options.maxConnections ?? DEFAULT_POOL_SIZE,
       this.connectionTimeoutMs,

@@ -55,8 +55,8 @@ const ledger = fc.integer({ min: 0, max: 3 }).chain((reached) => fc.integer({ mi
 describe('describeCallError: the reason and the kind of a failed call agree', () => {
   it('every reason falls under exactly one documented shape, whose kind is the failureKind (one of COMPACTION_FAILURE_KINDS)', () => {
     fc.assert(
-      fc.property(fault, ledger, fc.integer({ min: 0, max: 5 }), (err, attempts, maxRetries) => {
-        const { reason, failureKind } = describeCallError(err, attempts, { timeoutMs: 60_000, maxRetries });
+      fc.property(fault, ledger, (err, attempts) => {
+        const { reason, failureKind } = describeCallError(err, attempts, { timeoutMs: 60_000 });
         expect(COMPACTION_FAILURE_KINDS).toContain(failureKind);
         const shapes = REASON_SHAPES.filter(([shape]) => shape.test(reason));
         expect(shapes.map(([, kind]) => kind)).toEqual([failureKind]);
@@ -67,13 +67,31 @@ describe('describeCallError: the reason and the kind of a failed call agree', ()
     );
   });
 
+  // Newcomer ncoperator F7: an unreachable endpoint said `(connection error, 2 retries)` (SUMMARIZER_MAX_RETRIES) beside `retries: 0`, `calls: 0`.
+  it('names the retries made (the attempts after the first), whatever SUMMARIZER_MAX_RETRIES allows', () => {
+    fc.assert(
+      fc.property(fault, ledger, (err, attempts) => {
+        const { reason } = describeCallError(err, attempts, { timeoutMs: 60_000 });
+        const named = /\b(no retry|1 retry|(\d+) retries)\b/.exec(reason);
+        if (named) expect(named[1] === 'no retry' ? 0 : named[1] === '1 retry' ? 1 : Number(named[2])).toBe(Math.max(0, attempts.made - 1));
+      }),
+      { numRuns: 300 },
+    );
+    const refused = new OpenAI.APIConnectionError({ cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) });
+    expect(describeCallError(refused, { made: 3, reached: 0 }, { timeoutMs: 60_000 }).reason).toBe(
+      'could not reach the model endpoint (connection error, 2 retries; no attempt connected, so none is counted in calls or retries); check OPENAI_BASE_URL and that the endpoint is up',
+    );
+    expect(describeCallError(refused, { made: 1, reached: 0 }, { timeoutMs: 60_000 }).reason).toMatch(
+      /^could not reach the model endpoint \(connection error, no retry; /,
+    );
+    const unavailable = OpenAI.APIError.generate(503, { error: {} }, 'm', new Headers({ 'x-should-retry': 'false' }));
+    expect(describeCallError(unavailable, { made: 1, reached: 1 }, { timeoutMs: 60_000 }).reason).toBe('model endpoint error: HTTP 503, not retried');
+  });
+
   it('examples: 401 credentials, 404 model_not_found, 429 rate_limited, 503 endpoint_error, 422 request_rejected', () => {
     const kind = (s: number, c?: string) =>
-      describeCallError(
-        OpenAI.APIError.generate(s, { error: c ? { code: c } : {} }, 'm', new Headers()),
-        { made: 1, reached: 1 },
-        { timeoutMs: 1, maxRetries: 0 },
-      ).failureKind;
+      describeCallError(OpenAI.APIError.generate(s, { error: c ? { code: c } : {} }, 'm', new Headers()), { made: 1, reached: 1 }, { timeoutMs: 1 })
+        .failureKind;
     expect([kind(401), kind(403), kind(404), kind(400, 'model_not_found'), kind(429), kind(503), kind(408), kind(409), kind(422)]).toEqual([
       'credentials',
       'credentials',

@@ -16,18 +16,34 @@ export interface ModelEndpoint {
 }
 
 /**
+ * What {@link modelEndpointOf} refuses in an endpoint URL: `fragment`, a `#…` part; `repeated-parameter`,
+ * a query parameter named twice. A RangeError whose message says what is wrong (without the URL).
+ */
+export class ModelEndpointUrlError extends RangeError {
+  override readonly name = 'ModelEndpointUrlError';
+  constructor(
+    readonly fault: 'fragment' | 'repeated-parameter',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * Splits the absolute URL `url` into the client's {@link ModelEndpoint}: its query (after `?`) as
  * `defaultQuery`, the text before the `?` as `baseURL` (`url` itself when it has no `?`). Pure.
- * @throws TypeError when `url` is not an absolute URL (`new URL`'s); RangeError when it has a fragment (`#…`: never sent to a
- *   server, so it cannot be what the endpoint needs), or names a query parameter twice (the client
- *   sends one value per parameter). The message does not quote the URL (it may hold a key).
+ * @throws TypeError when `url` is not an absolute URL (`new URL`'s); {@link ModelEndpointUrlError} (a RangeError) when it has
+ *   a fragment (`#…`: never sent to a server, so it cannot be what the endpoint needs; fault `fragment`), or names a query
+ *   parameter twice (the client sends one value per parameter; fault `repeated-parameter`). The message does not quote the
+ *   URL (it may hold a key).
  */
 export function modelEndpointOf(url: string): ModelEndpoint {
   const parsed = new URL(url);
-  if (url.includes('#')) throw new RangeError('it has a fragment (#…), which is never sent to the endpoint');
+  if (url.includes('#')) throw new ModelEndpointUrlError('fragment', 'it has a fragment (#…), which is never sent to the endpoint');
   const names = [...parsed.searchParams.keys()];
   const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice !== undefined) throw new RangeError(`its query names the parameter "${twice}" twice (one value per parameter is sent)`);
+  if (twice !== undefined)
+    throw new ModelEndpointUrlError('repeated-parameter', `its query names the parameter "${twice}" twice (one value per parameter is sent)`);
   const query = url.indexOf('?');
   if (query === -1) return { baseURL: url };
   const baseURL = url.slice(0, query);

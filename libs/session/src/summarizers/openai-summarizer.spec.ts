@@ -596,6 +596,25 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ calls: 0, promptTokens: 0, completionTokens: 0 });
   });
 
+  // Newcomer ncoperator F7: the reason said `(connection error, 2 retries)` beside `calls: 0, retries: 0`, and nothing reconciled them.
+  it('names the retries made against an unreachable endpoint, and that none of them is counted', async () => {
+    await server.close();
+    const fetched = jest.spyOn(globalThis, 'fetch');
+    try {
+      const outcome = await summarizer({ maxRetries: 2 }).summarize(request(3));
+      expect(fetched).toHaveBeenCalledTimes(3);
+      expect(outcome).toMatchObject({
+        ok: false,
+        reason:
+          'could not reach the model endpoint (connection error, 2 retries; no attempt connected, so none is counted in calls or retries); check OPENAI_BASE_URL and that the endpoint is up',
+        calls: 0,
+        retries: 0,
+      });
+    } finally {
+      fetched.mockRestore();
+    }
+  });
+
   // Newcomer auditfix 3: a reset after the request was sent said "could not reach the model endpoint", the words of calls: 0, with calls: 3.
   it('says a connection that failed after the request was sent did so, and counts its attempts', async () => {
     server.setDefault({ fault: 'reset' });

@@ -328,9 +328,12 @@ function planFailure(err: unknown): SummarizerFailure {
 /**
  * The reason and kind of a chat-completions call that threw (after its retries), the one place
  * both are chosen, so they never disagree: its kind and status, never its message (which may echo input).
- * A connection error says whether an attempt of the call reached the endpoint (`attempts`, the
+ * The retries a reason names are those made (`attempts.made` − 1: `no retry`, `1 retry`, `2 retries`;
+ * an HTTP status `after 2 retries`, or `, not retried`), not those `SUMMARIZER_MAX_RETRIES` allows:
+ * an answer marked `x-should-retry: false` is not retried. A connection
+ * error says whether an attempt of the call reached the endpoint (`attempts`, the
  * call's {@link AttemptLedger}): `could not reach the model endpoint` only when none did (the
- * call counts no calls), `failed after the request was sent` when the last attempt did, `the last
+ * call counts no calls, and no retries: the reason says so), `failed after the request was sent` when the last attempt did, `the last
  * attempt could not connect` when an earlier one did. A call the endpoint's pause stopped says
  * `no call made` when it made no attempt, `not retried` when it did. A fault a setting fixes
  * names it (newcomer ncllmfaults F9): 401/403 `; check OPENAI_API_KEY`, 404 or the code
@@ -344,13 +347,11 @@ function planFailure(err: unknown): SummarizerFailure {
  * `request_rejected`; malformed JSON `invalid_reply`; an abort `aborted`; anything else `other`.
  * Pure but for loading the `openai` package's classes.
  */
-export function describeCallError(
-  err: unknown,
-  attempts: Pick<AttemptLedger, 'made' | 'reached'>,
-  settings: { timeoutMs: number; maxRetries: number },
-): SummarizerFailure {
-  const { timeoutMs, maxRetries } = settings;
-  const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
+export function describeCallError(err: unknown, attempts: Pick<AttemptLedger, 'made' | 'reached'>, settings: { timeoutMs: number }): SummarizerFailure {
+  const { timeoutMs } = settings;
+  // The retries made (the ledger's attempts after the first), not those allowed: a failure not retried says `no retry`.
+  const retries = retriesText(attempts.made - 1);
+  const afterRetries = attempts.made > 1 ? ` after ${retries}` : ', not retried';
   const failed = (failureKind: CompactionFailureKind, reason: string): SummarizerFailure => ({ reason, failureKind });
   const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
   if (err instanceof RetryWaitTooLongError) {
@@ -382,7 +383,10 @@ export function describeCallError(
       return failed('connection_lost', `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`);
     // "could not reach" only when no attempt did (calls: 0); else one may have reached the model
     if (attempts.reached === 0)
-      return failed('unreachable', `could not reach the model endpoint (connection error, ${retries}); check OPENAI_BASE_URL and that the endpoint is up`);
+      return failed(
+        'unreachable',
+        `could not reach the model endpoint (connection error, ${retries}; no attempt connected, so none is counted in calls or retries); check OPENAI_BASE_URL and that the endpoint is up`,
+      );
     if (neverConnected(err))
       return failed(
         'unreachable',
@@ -393,11 +397,11 @@ export function describeCallError(
   if (err instanceof APIError) {
     const status = typeof err.status === 'number' ? err.status : undefined;
     const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
-    if (status === 429) return failed('rate_limited', `rate limited: HTTP 429${code} after ${retries}`);
+    if (status === 429) return failed('rate_limited', `rate limited: HTTP 429${code}${afterRetries}`);
     if (status === 401 || status === 403)
       return failed('credentials', `the model endpoint rejected the credentials: HTTP ${status}${code}; check OPENAI_API_KEY`);
     if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
-      return failed('endpoint_error', `model endpoint error: HTTP ${status}${code} after ${retries}`);
+      return failed('endpoint_error', `model endpoint error: HTTP ${status}${code}${afterRetries}`);
     if (typeof status === 'number') {
       // no such model or route: the settings that name them
       if (status === 404 || err.code === 'model_not_found')
@@ -550,6 +554,11 @@ function addAttempts(
     usage.promptTokens += reported.promptTokens;
     usage.completionTokens += reported.completionTokens;
   }
+}
+
+/** `no retry` (for 0 or fewer), `1 retry` or `n retries`. */
+function retriesText(n: number): string {
+  return n <= 0 ? 'no retry' : n === 1 ? '1 retry' : `${n} retries`;
 }
 
 /** `1 attempt` or `n attempts`. */

@@ -19,7 +19,7 @@ import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, 
 import { configurationRefusalMessage, type ConfigurationRefusal } from '../configuration-refusal';
 import { ExtractiveSummarizer } from './extractive-summarizer';
 import { fetchBlockedPort } from './fetch-blocked-port';
-import { modelEndpointOf } from './model-endpoint';
+import { ModelEndpointUrlError, modelEndpointOf } from './model-endpoint';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
   DEFAULT_SUMMARIZER_MAX_RETRIES,
@@ -162,12 +162,16 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     try {
       modelEndpointOf(baseURL);
     } catch (err) {
+      // The fix of the fault found (a URL with both is refused for its fragment first).
+      const repeated = err instanceof ModelEndpointUrlError && err.fault === 'repeated-parameter';
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
         mask: 'url',
         problem: (err as Error).message,
-        fix: 'remove the #… part, and give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21',
+        fix: repeated
+          ? 'give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21'
+          : 'remove the #… part (the query parameters every call needs go after ?), e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21',
       });
     }
   }
