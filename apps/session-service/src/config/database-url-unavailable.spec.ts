@@ -129,6 +129,23 @@ describe('DATABASE_URL naming a server that is not PostgreSQL (newcomer ncoperat
     }
   });
 
+  it('a server that answers garbage to the SSL request of a DATABASE_URL asking for SSL: the same (it was a raw error)', async () => {
+    const server = await notPostgres((socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')));
+    const url = `postgres://app:hunter2@127.0.0.1:${server.port}/events?sslmode=require`;
+    const store = PostgresEventStore.connect(url, { describeUnavailable: (error) => databaseUrlUnavailable(error, url), connectionTimeoutMs: 5000 });
+    try {
+      const read = await store.headPosition().catch((e: unknown) => e);
+      expect(read).toBeInstanceOf(EventStoreUnavailableError);
+      expect((read as Error).message).toContain(
+        `: the server at 127.0.0.1:${server.port} closed the connection before answering as PostgreSQL (There was an error establishing an SSL connection): check that DATABASE_URL names a PostgreSQL server`,
+      );
+      expect((read as Error).message).not.toContain('hunter2');
+    } finally {
+      await store.close();
+      await server.close();
+    }
+  });
+
   it('names the server the driver connects to: a host parameter over the URL’s host', async () => {
     const server = await notPostgres((socket) => socket.end());
     try {

@@ -22,7 +22,7 @@ const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)|^25006$|^55P03$/;
 /** Node socket errors and the pg driver's own connection failures (SSL asked for of a server without it among them: the connection is refused). */
 const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/;
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end|does not support SSL connections/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end|does not support SSL connections|error establishing an SSL connection/i;
 
 /** SQLSTATE of a write refused by a read-only server (a standby). */
 export const READ_ONLY_SQL_TRANSACTION = '25006';
@@ -84,7 +84,9 @@ export function connectFailure<E>(error: E): E {
 
 /**
  * True when `error` is a connection the server closed (the driver's `Connection terminated
- * unexpectedly`) or reset (ECONNRESET) while it was being opened ({@link connectFailure}), before
+ * unexpectedly`), reset (ECONNRESET) or answered with something else than PostgreSQL's answer to
+ * the SSL request (`There was an error establishing an SSL connection`, with `sslmode`) while it
+ * was being opened ({@link connectFailure}), before
  * any answer of PostgreSQL's (one refusing the login or shutting down answers with a SQLSTATE): the
  * address is not a PostgreSQL server (another service's port, a proxy or load balancer without a
  * backend). A connection PostgreSQL ends mid-session (an administrator's `pg_terminate_backend`, a
@@ -93,7 +95,10 @@ export function connectFailure<E>(error: E): E {
 export function isClosedBeforePostgresAnswer(error: unknown): boolean {
   if (error === null || typeof error !== 'object' || !CONNECT_FAILURES.has(error)) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === 'ECONNRESET' || (code === undefined && message === 'Connection terminated unexpectedly');
+  return (
+    code === 'ECONNRESET' ||
+    (code === undefined && (message === 'Connection terminated unexpectedly' || message === 'There was an error establishing an SSL connection'))
+  );
 }
 
 /** The default message of the {@link EventStoreUnavailableError} of a driver error: `PostgreSQL event store: <the driver's message>`. */
