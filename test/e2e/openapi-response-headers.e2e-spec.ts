@@ -78,4 +78,19 @@ describe('response headers in the OpenAPI document', () => {
         allowed: true,
       });
   });
+
+  // Answers given before any onRequest hook (Fastify's frameworkErrors) or on the socket by Node's
+  // parser's refusal: they lacked X-Request-Id (invalid_path), the hardening headers and Cache-Control (newcomer ncopenapifuzz F1).
+  it.each([
+    ['a path that is not valid percent-encoded UTF-8 (/v1/sessions/%FF/window)', 400, 'invalid_path', '/v1/sessions/%FF/window'],
+    ['an encoded lone surrogate in a path', 400, 'invalid_path', '/v1/sessions/%ED%A0%80'],
+    ['a request line over Node’s limit (a 20,000-character session id)', 414, 'uri_too_long', `/v1/sessions/${'a'.repeat(20_000)}/window`],
+  ])('%s answers %i %s with X-Request-Id, the hardening headers and Cache-Control: no-store', async (_case, status, code, url) => {
+    const answer = await harness.http().get(url).set('X-Request-Id', 'early-answer-1');
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });
+    expect(answer.headers['x-request-id']).toBe('early-answer-1');
+    expect(answer.headers['cache-control']).toBe('no-store');
+    for (const name of ['content-security-policy', 'x-frame-options', 'x-content-type-options', 'referrer-policy', 'cross-origin-opener-policy'])
+      expect({ name, sent: typeof answer.headers[name] }).toEqual({ name, sent: 'string' });
+  });
 });

@@ -1471,6 +1471,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -1674,6 +1695,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -1891,6 +1933,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -2159,6 +2221,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -2512,6 +2598,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -2850,6 +2960,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -3208,6 +3342,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -3587,6 +3745,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -3944,6 +4126,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -4732,6 +4938,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -5092,6 +5322,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -5449,6 +5703,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };
@@ -6858,6 +7136,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
@@ -7679,6 +7981,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
                     };
                 };
             };

@@ -13,6 +13,7 @@ import { refusedRequestLines, shortPath, type RouteMethods } from './framework-a
 import { NO_TENANT_LABEL, type ServiceMetrics } from '../observability/metrics';
 import type { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { REQUEST_ID_HEADER, requestIdOf } from '../observability/request-id';
+import { earlyAnswerHeaderLines } from './security-headers';
 
 /** How long (ms) a `CONNECT`'s socket stays open after its answer for the client to read it and close; then it is destroyed. */
 export const CONNECT_LINGER_MS = 1_000;
@@ -61,7 +62,7 @@ export function answerConnectRequests(
     if (socket.writable)
       socket.end(
         `HTTP/1.1 405 ${http.STATUS_CODES[405]}\r\nAllow: ${connectAllowHeader(target, routes)}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
-          `Content-Type: application/json; charset=utf-8\r\n${REQUEST_ID_HEADER}: ${requestIdOf(req)}\r\nConnection: close\r\n\r\n${text}`,
+          `Content-Type: application/json; charset=utf-8\r\n${REQUEST_ID_HEADER}: ${requestIdOf(req)}\r\n${earlyAnswerHeaderLines()}Connection: close\r\n\r\n${text}`,
       );
     metrics()?.httpDuration.observe({ method: 'CONNECT', route: 'unknown', status: '405', tenant: NO_TENANT_LABEL }, 0);
   });

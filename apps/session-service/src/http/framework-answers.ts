@@ -47,6 +47,7 @@ import { markExpectedAnswer } from '../observability/request-log-level';
 import { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { REQUEST_ID_HEADER, requestIdOf, requestIdOfRawHead } from '../observability/request-id';
 import { quoteInput } from '@lib/compaction';
+import { earlyAnswerHeaderLines, writeEarlyAnswerHeaders } from './security-headers';
 
 /**
  * Longest path parameter (UTF-16 code units after percent-decoding) the router hands to a handler.
@@ -100,7 +101,9 @@ export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined,
     const started = process.hrtime.bigint();
     const { status, body } = frameworkErrorAnswer(error);
     lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
-    void reply.code(status).send(body);
+    // No onRequest hook ran: the headers every answer carries are written here.
+    writeEarlyAnswerHeaders(reply.raw);
+    void reply.header(REQUEST_ID_HEADER, request.id).code(status).send(body);
     metrics()?.httpDuration.observe(
       { method: request.method, route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL },
       Number(process.hrtime.bigint() - started) / 1e9,
@@ -375,7 +378,7 @@ export function answerClientErrors(
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${text}`,
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\n${earlyAnswerHeaderLines()}Connection: close\r\n\r\n${text}`,
       );
     }
     socket.destroy();

@@ -112,3 +112,33 @@ export function useSecurityHeaders(fastify: FastifyInstance): void {
     done();
   });
 }
+
+/** {@link SERVICE_HELMET}'s writes, once computed ({@link securityHeaderWrites}). */
+let serviceWrites: SecurityHeaderWrites | undefined;
+
+/**
+ * Writes the service's security headers ({@link SERVICE_HELMET}) and `Cache-Control: no-store` on
+ * `raw`, for an answer given before any `onRequest` hook ran (Fastify's `frameworkErrors`: a path
+ * that is not valid percent-encoding answered 400 `invalid_path` without them; newcomer
+ * ncopenapifuzz F1). An error answer holds no data a cache could keep, so `no-store` on every one.
+ */
+export function writeEarlyAnswerHeaders(raw: Pick<ServerResponse, 'setHeader' | 'removeHeader'>): void {
+  serviceWrites ??= securityHeaderWrites(SERVICE_HELMET);
+  for (const [name, value] of serviceWrites) {
+    if (value === undefined) raw.removeHeader(name);
+    else raw.setHeader(name, value);
+  }
+  raw.setHeader('Cache-Control', 'no-store');
+}
+
+/**
+ * The headers of {@link writeEarlyAnswerHeaders} as `Name: value\r\n` lines, for an answer written
+ * on the socket itself (a request Node's parser refused: 414, 431, 400 `malformed_request`, 408).
+ */
+export function earlyAnswerHeaderLines(): string {
+  serviceWrites ??= securityHeaderWrites(SERVICE_HELMET);
+  return `${serviceWrites
+    .filter((write): write is readonly [string, string] => write[1] !== undefined)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}Cache-Control: no-store\r\n`;
+}
