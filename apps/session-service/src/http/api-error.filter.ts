@@ -37,7 +37,7 @@ import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { JSON_CONTENT_TYPE_RULE, MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
-import { LINES_PER_WINDOW, RateLimitedWarnings } from '../observability/rate-limited-lines';
+import { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 
 /** The JSON body of every error answer: a declared code ({@link ApiErrorCode}), what to fix, and the error's details. */
@@ -328,7 +328,7 @@ export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
   /**
    * The request lines of 503 answers (the store unavailable, the read models behind, a counting
-   * timeout: clients retry them) at warn, at most {@link LINES_PER_WINDOW} per minute; the others at
+   * timeout: clients retry them) at warn, at most 10 per minute (`LINES_PER_WINDOW`); the others at
    * debug, counted by code and told in one warn line a minute (a full disk's retrying clients wrote
    * 833 warn lines in 40 s, the cause having its own line; newcomer ncdiskfull F4).
    */

@@ -113,7 +113,7 @@ describe('RateLimitedWarnings.admit: lines another logger writes, limited and to
   it('admits the first lines of a window, counts the rest by reason, and tells them in one warn line when the window ends', () => {
     jest.useFakeTimers();
     const told: unknown[] = [];
-    const lines = new RateLimitedWarnings({ warn: (line: unknown) => void told.push(line) } as never, 'requests answered 503 (their lines at debug)', 2, 1000);
+    const lines = new RateLimitedWarnings({ warn: (line: unknown) => void told.push(line) }, 'requests answered 503 (their lines at debug)', 2, 1000);
     const admitted = ['store_unavailable', 'store_unavailable', 'store_unavailable', 'projection_behind', 'store_unavailable'].map((code) => lines.admit(code));
     expect(admitted).toEqual([true, true, false, false, false]);
     expect(told).toEqual([]);
