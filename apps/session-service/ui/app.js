@@ -1607,7 +1607,8 @@ function scrollIntoList(list, row) {
  * element outside the list), and `focusPlace(place)`, which turns back to that row's page when
  * another page is on screen and focuses that link again (the link that opened a compaction whose
  * marker is on another page: the page turned, the link left the screen), answering it (undefined
- * for a place not on this timeline).
+ * for a place not on this timeline); `viewAt(revision)`, which marks the rows as of that revision,
+ * the one whose window "Window at revision" shows (undefined: as of the page's revision).
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -1615,6 +1616,7 @@ function scrollIntoList(list, row) {
  *   focusTarget: () => void,
  *   placeOf: (element: Element | null) => TimelinePlace | undefined,
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
+ *   viewAt: (revision: number | undefined) => void,
  * }} Timeline
  */
 
@@ -1632,14 +1634,17 @@ function scrollIntoList(list, row) {
 
 /**
  * What the timeline's "Go to time" needs: `resolve(time)`, the event the service's time travel
- * resolves a time to; `asOf`, the page's revision; `readAgainAt(resolved)`, reads the page again
- * and goes to that event; `opened`, the event to go to when the timeline opens (the page was read
- * again for it).
+ * resolves a time to, with the window right after it (the answer, in the events format); `asOf`,
+ * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event;
+ * `opened`, the event to go to when the timeline opens (the page was read again for it);
+ * `showWindow(revision, window, resolved)`, which shows the window at the revision gone to in the
+ * "Window at revision" panel ({@link windowAtPanel}).
  * @typedef {{
- *   resolve: (time: string) => Promise<ResolvedTime>,
+ *   resolve: (time: string) => Promise<{ resolved: ResolvedTime, window: Schemas['Window'] }>,
  *   asOf: bigint,
  *   readAgainAt: (resolved: ResolvedTime) => void,
  *   opened?: ResolvedTime,
+ *   showWindow: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
  * }} TimeTravel
  */
 
@@ -1674,11 +1679,46 @@ function timeline(log, byId, select, timeTravel, from) {
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
   const rowOf = new Map();
+  /** @type {Map<string, number>} each archived event's archiving: the revision of the `EventsArchived` that archived it */
+  const archivedAt = new Map();
   for (const entry of log) {
+    if (entry.type === 'EventsArchived')
+      for (const id of /** @type {any} */ (entry.data)?.archivedIds ?? []) archivedAt.set(String(id), Number(entry.revision));
     if (!TIMELINE_TYPES.has(entry.type)) continue;
     if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') rowOf.set(entry.compactionId ?? '', rows.length);
     rows.push(entry);
   }
+  /** @type {number | undefined} the revision the rows are marked as of ("Window at revision"; undefined: the page's) */
+  let view;
+  /** What the archived marks are as of, above the list. */
+  const marksNote = h('p', { class: 'muted', id: 'timeline-marks' });
+  const sayMarks = () => {
+    marksNote.textContent =
+      view === undefined
+        ? `"Archived by" marks as of revision ${timeTravel.asOf}, the page's revision.`
+        : `"Archived by" marks as of revision ${view}, the window shown under "Window at revision ${view}": an event archived after it says "archived later", and rows written after it are dimmed.`;
+  };
+  sayMarks();
+  /**
+   * Marks row `item` (for `entry`) as of the revision viewed: an event archived after it is not
+   * marked archived (its "archived by" link hidden, "archived later, at revision M" said instead),
+   * and a row written after it is dimmed (`after-view`, "written after revision N" for screen readers).
+   * @param {HTMLElement} item @param {LogEntry} entry
+   */
+  const applyView = (item, entry) => {
+    const after = view !== undefined && Number(entry.revision) > view;
+    item.classList.toggle('after-view', after);
+    item.querySelector('.after-note')?.remove();
+    if (after) item.append(h('span', { class: 'sr-only after-note' }, ` (written after revision ${view})`));
+    if (!entry.archived) return;
+    const at = archivedAt.get(entry.eventId ?? '');
+    const later = view !== undefined && at !== undefined && at > view;
+    item.classList.toggle('archived', !later);
+    const link = /** @type {HTMLElement | null} */ (item.querySelector('.archived-by'));
+    if (link) link.hidden = later;
+    item.querySelector('.archived-later')?.remove();
+    if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
+  };
   // A scroll box: a Tab stop, so the keyboard can scroll it (named by its heading).
   const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading', tabindex: '0' });
   const paged = rows.length > TIMELINE_PAGE;
@@ -1726,14 +1766,15 @@ function timeline(log, byId, select, timeTravel, from) {
    * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
    * status; an event with no row at or after it here (written after the page was read) marks no
    * row: the status says so and offers to read the page again, going to it.
-   * @param {ResolvedTime} resolved
+   * @param {ResolvedTime} resolved @param {Schemas['Window']} [window] the window right after it, when read already
    */
-  const goToResolved = (resolved) => {
+  const goToResolved = (resolved, window) => {
     const named = [`revision ${resolved.revision}, recorded `, timeOf(resolved.recordedAt, 'recorded')];
     const index = firstRowFrom(rows, Number(resolved.revision));
     if (index < rows.length) {
       draw(pageOf(index), index, 'target');
       revisionStatus.textContent = '';
+      timeTravel.showWindow(Number(resolved.revision), window, resolved);
       return timeStatus.replaceChildren(...named);
     }
     clearTarget();
@@ -1761,6 +1802,8 @@ function timeline(log, byId, select, timeTravel, from) {
           revisionStatus.textContent = text;
           if (index === undefined) return clearTarget();
           draw(pageOf(index), index, 'target');
+          // The window the model was sent right after the revision asked (the row gone to may be a later one).
+          timeTravel.showWindow(asked);
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -1778,8 +1821,8 @@ function timeline(log, byId, select, timeTravel, from) {
           const typed = time.value.trim();
           timeStatus.textContent = 'resolving…';
           try {
-            const resolved = await timeTravel.resolve(typed);
-            if (asked === timeAsked) goToResolved(resolved);
+            const { resolved, window } = await timeTravel.resolve(typed);
+            if (asked === timeAsked) goToResolved(resolved, window);
           } catch (err) {
             if (asked !== timeAsked) return;
             clearTarget();
@@ -1811,6 +1854,7 @@ function timeline(log, byId, select, timeTravel, from) {
       item.setAttribute('aria-setsize', String(rows.length));
       if (i === focus && mark) item.classList.add(mark);
       if (i === focus && mark === 'target') item.setAttribute('aria-current', 'location');
+      applyView(item, entry);
       items.push(item);
     }
     fill(list, items);
@@ -1850,7 +1894,7 @@ function timeline(log, byId, select, timeTravel, from) {
   draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
   if (timeTravel.opened) goToResolved(timeTravel.opened);
   return {
-    nodes: [pager, list],
+    nodes: [pager, marksNote, list],
     showCompaction: (id, reveal = true) => {
       // Another compaction selected: the row gone to is no longer where the reader is (one aria-current at a time).
       // (Not the page's first call, which shows the link's compaction beside the row a reread went to.)
@@ -1882,6 +1926,14 @@ function timeline(log, byId, select, timeTravel, from) {
       const el = nth < 0 ? row : /** @type {HTMLElement | undefined} */ (row.querySelectorAll('a, button')[nth]);
       focusOn(el ?? row);
       return el ?? row;
+    },
+    viewAt: (revision) => {
+      view = revision;
+      sayMarks();
+      [...list.children].forEach((item, i) => {
+        const entry = rows[start + i];
+        if (entry) applyView(/** @type {HTMLElement} */ (item), entry);
+      });
     },
   };
 }
@@ -2087,6 +2139,254 @@ function diffView(diff, item, close) {
         )
       : null,
   );
+}
+
+// ---- window at a revision ---------------------------------------------------------------------
+
+/** The two renderings of a window the "Window at revision" panel shows (the API's `format`). */
+/** @typedef {'events' | 'openai'} WindowFormat */
+
+/**
+ * The "Window at revision" panel on screen: its node (`#window-at`); `showAt(revision, window)`,
+ * which shows the window right after `revision` (reading it from the service's time travel,
+ * `GET …/window?atRevision=`, unless `window` is that answer already, in the events format);
+ * `clear()`, which empties it.
+ * @typedef {{
+ *   node: HTMLElement,
+ *   showAt: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
+ *   clear: () => void,
+ * }} WindowAt
+ */
+
+/**
+ * The text of an OpenAI message's `content`: the string, or its text parts joined; '' for null.
+ * @param {Schemas['OpenAiMessage']['content']} content
+ * @returns {string}
+ */
+function contentText(content) {
+  if (content === null || content === undefined) return '';
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+}
+
+/**
+ * One event of a window in the native shape (`format=events`): `<li data-event>` with its type,
+ * id, revision, cost in `estimator`, when it was created (the API's `createdAt`: the client's
+ * time when it sent one, else when the store recorded it), its text, tool calls or tool results;
+ * a summary marked `summary` with a link to the compaction that wrote it.
+ * @param {Schemas['WindowEvent']} event @param {Schemas['Estimator']} estimator
+ * @param {(id: string) => string} compactionHref the link that selects a compaction
+ * @returns {HTMLElement}
+ */
+function windowEventRow(event, estimator, compactionHref) {
+  const e = /** @type {any} */ (event);
+  /** @type {Array<Node | string>} */
+  const body = [];
+  if (e.type === 'tool') for (const r of e.responses ?? []) body.push(h('div', {}, stored(r.name), ': ', excerpt(r.data)));
+  else {
+    if (e.text) body.push(excerpt(e.text, 'div'));
+    if (e.refusal) body.push(h('div', {}, 'refusal: ', excerpt(e.refusal)));
+    for (const c of e.toolCalls ?? []) body.push(h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')'));
+  }
+  return h(
+    'li',
+    { class: e.type === 'summary' ? 'summary' : '', 'data-event': e.id },
+    h('span', { class: 'muted' }, `#${e.revision} `),
+    h('span', { class: 'kind' }, e.type),
+    h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${estimator} · created `, timeOf(e.createdAt, CREATED_LABEL), ' '),
+    e.type === 'summary' && e.compactionId
+      ? h(
+          'a',
+          {
+            href: compactionHref(e.compactionId),
+            'aria-label': `written by ${revealedText(short(e.compactionId))}, compaction ${revealedText(e.compactionId)}`,
+          },
+          'written by ',
+          stored(short(e.compactionId)),
+        )
+      : null,
+    h('div', { class: 'preview' }, body),
+  );
+}
+
+/** What a window event's or recall hit's `createdAt` is, for its tooltip (the API's definition). */
+const CREATED_LABEL = "createdAt: the client's time when it sent one, else when the store recorded the event";
+
+/**
+ * One message of a window in the OpenAI shape (`format=openai`, what the model receives):
+ * `<li data-role>` with its role (and `name`), its content, an assistant's `tool_calls` (name,
+ * arguments, id) and refusal, a tool message's `tool_call_id`.
+ * @param {Schemas['OpenAiMessage']} message @param {number} index its place among the messages (0-based)
+ * @returns {HTMLElement}
+ */
+function openAiMessageRow(message, index) {
+  const m = /** @type {any} */ (message);
+  return h(
+    'li',
+    { class: m.role === 'system' ? 'decision' : '', 'data-role': m.role },
+    h('span', { class: 'muted' }, `${index + 1}. `),
+    h('span', { class: 'kind' }, m.role),
+    m.name !== undefined ? h('span', { class: 'muted' }, 'name ', stored(m.name), ' ') : null,
+    m.role === 'tool' ? h('span', { class: 'muted' }, 'answers call ', stored(m.tool_call_id)) : null,
+    h(
+      'div',
+      { class: 'preview' },
+      m.content === null ? null : excerpt(contentText(m.content), 'div'),
+      m.refusal ? h('div', {}, 'refusal: ', excerpt(m.refusal)) : null,
+      (m.tool_calls ?? []).map((/** @type {any} */ c) =>
+        h('div', {}, '→ ', stored(c.function?.name), '(', excerpt(c.function?.arguments), ') ', h('span', { class: 'muted' }, 'call ', stored(c.id))),
+      ),
+    ),
+  );
+}
+
+/**
+ * The "Window at revision" panel (`#window-at`, its heading `#window-at-heading`): what the model
+ * was sent right after a revision gone to ("Go to revision", "Go to time", a recall hit's row),
+ * read from the service's time travel (`GET …/window?atRevision=N&estimator=…`, README "Time
+ * travel"), in one of two renderings chosen by radio buttons (`Show as`): the window's events as
+ * stored (`format=events`: each event, summaries in their place with the compaction that wrote
+ * them) or the OpenAI messages the model receives (`format=openai`: the system message first, a
+ * summary as its shadow prompt's `user` message and the summary's `assistant` message, tool calls
+ * and results), each read once per revision. Its status (`#window-at-status`, a live region) names
+ * the revision shown, the time "Go to time" resolved to (the store's recorded time), how many
+ * events or messages and their cost in `estimator`; a revision inside a decision shows the window
+ * after it, and the status says so. `onShown(revision)` is called with the revision whose window
+ * is on screen (undefined: none), so the timeline marks what was archived then. Only the latest
+ * revision asked counts; an error shows in the panel.
+ * @param {string} path the session's route
+ * @param {Schemas['Estimator']} estimator the unit of the costs
+ * @param {(id: string) => string} compactionHref the link that selects a compaction
+ * @param {(revision: number | undefined) => void} onShown
+ * @returns {WindowAt}
+ */
+function windowAtPanel(path, estimator, compactionHref, onShown) {
+  /** @type {WindowFormat} */
+  let format = 'events';
+  /** @type {number | undefined} the revision asked (undefined: none) */
+  let asked;
+  /** @type {ResolvedTime | undefined} the event "Go to time" resolved to, for the revision asked */
+  let resolvedTime;
+  /** @type {Map<WindowFormat, Schemas['Window']>} the answers for the revision asked */
+  let answers = new Map();
+  /** Reads started: an answer for an older one is dropped. */
+  let reads = 0;
+  const heading = h('h2', { id: 'window-at-heading', tabindex: '-1' }, 'Window at a revision');
+  const status = h('p', { id: 'window-at-status', role: 'status' });
+  const list = h('ol', { class: 'timeline', id: 'window-at-list', tabindex: '0', 'aria-label': 'Window at a revision: nothing shown' });
+  const intro = h(
+    'p',
+    { class: 'muted', id: 'window-at-intro' },
+    'What the model was sent right after a revision: use "Go to revision" or "Go to time" on the timeline, or a recall hit\'s row link. It is read from the service\'s time travel, as stored or as the OpenAI messages the model receives.',
+  );
+  /** @param {WindowFormat} value @param {string} label */
+  const radio = (value, label) => {
+    const input = /** @type {HTMLInputElement} */ (
+      h('input', { type: 'radio', name: 'window-format', value, checked: value === format, onchange: () => choose(value) })
+    );
+    return h('label', {}, input, ` ${label}`);
+  };
+  const choice = h(
+    'fieldset',
+    { class: 'inline', id: 'window-at-format', hidden: true },
+    h('legend', {}, 'Show as'),
+    radio('events', 'events as stored'),
+    radio('openai', 'OpenAI messages (what the model receives)'),
+  );
+  const close = h('button', { type: 'button', id: 'window-at-close', hidden: true, onclick: () => clear() }, 'Close');
+  /** @param {WindowFormat} value */
+  const choose = (value) => {
+    format = value;
+    if (asked !== undefined) void read();
+  };
+  const clear = () => {
+    reads++;
+    asked = undefined;
+    answers = new Map();
+    heading.textContent = 'Window at a revision';
+    status.textContent = '';
+    list.replaceChildren();
+    list.setAttribute('aria-label', 'Window at a revision: nothing shown');
+    choice.hidden = true;
+    close.hidden = true;
+    intro.hidden = false;
+    onShown(undefined);
+  };
+  /** Shows the answer for the revision asked in the chosen format. @param {Schemas['Window']} window */
+  const draw = (window) => {
+    const w = /** @type {any} */ (window);
+    const items = format === 'openai' ? (w.messages ?? []) : (w.events ?? []);
+    const what = format === 'openai' ? counted(items.length, 'OpenAI message') : `${counted(items.length, 'event')} (summaries included)`;
+    heading.textContent = `Window at revision ${window.revision}`;
+    list.setAttribute('aria-label', `Window at revision ${window.revision}: ${format === 'openai' ? 'the OpenAI messages' : 'its events'}`);
+    const inside = asked !== undefined && Number(window.revision) !== asked;
+    status.replaceChildren(
+      `Right after revision ${window.revision}`,
+      inside ? ` (revision ${asked} is inside a decision: the window after the whole decision, as the service's time travel answers)` : '',
+      ...(resolvedTime
+        ? [', the time gone to resolved to revision ', resolvedTime.revision, ', recorded (store time) ', timeOf(resolvedTime.recordedAt, 'recorded')]
+        : []),
+      `: ${what}, ${fmt(window.tokens)} ${window.estimator}`,
+      format === 'openai' ? ' (the cost of the messages)' : '',
+      '.',
+    );
+    fill(
+      list,
+      format === 'openai'
+        ? items.map((/** @type {Schemas['OpenAiMessage']} */ m, /** @type {number} */ i) => openAiMessageRow(m, i))
+        : items.map((/** @type {Schemas['WindowEvent']} */ e) => windowEventRow(e, window.estimator, compactionHref)),
+    );
+    if (items.length === 0) list.append(h('li', { class: 'muted' }, 'the window was empty'));
+    choice.hidden = false;
+    close.hidden = false;
+    intro.hidden = true;
+    onShown(Number(window.revision));
+  };
+  /** Reads (once) and shows the window at the revision asked in the chosen format. */
+  const read = async () => {
+    const turn = ++reads;
+    const revision = asked;
+    if (revision === undefined) return;
+    const known = answers.get(format);
+    if (known) return draw(known);
+    status.textContent = `reading the window at revision ${revision}…`;
+    const wanted = format;
+    try {
+      /** @type {Schemas['Window']} */
+      const window = await api(`${path}/window?atRevision=${revision}&estimator=${estimator}${wanted === 'openai' ? '&format=openai' : ''}`);
+      if (turn !== reads || !list.isConnected) return;
+      answers.set(wanted, window);
+      draw(window);
+    } catch (err) {
+      if (turn !== reads || !list.isConnected) return;
+      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      heading.textContent = `Window at revision ${revision}`;
+      list.replaceChildren();
+      status.replaceChildren(errorBox(`The window at revision ${revision} could not be read`, err, () => void read()));
+      close.hidden = false;
+      onShown(undefined);
+    }
+  };
+  const node = h(
+    'section',
+    { class: 'panel', id: 'window-at', 'aria-labelledby': 'window-at-heading' },
+    h('div', { class: 'panel-head' }, heading, close),
+    intro,
+    choice,
+    status,
+    list,
+  );
+  return {
+    node,
+    showAt: (revision, window, resolved) => {
+      asked = revision;
+      resolvedTime = resolved;
+      answers = new Map();
+      // The events answer of "Go to time" (`atTime` is the `atRevision` of the event it resolved to) is kept.
+      if (window && 'events' in window && window.estimator === estimator) answers.set('events', window);
+      void read();
+    },
+    clear,
+  };
 }
 
 /** Recall hits read per page (the API answers at most 100). */
@@ -2376,17 +2676,27 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   /** @param {string} time */
   const resolveTime = async (time) => {
     /** @type {Schemas['Window']} */
-    const window = await api(`${path}/window?atTime=${encodeURIComponent(time)}&estimator=chars`);
+    const window = await api(`${path}/window?atTime=${encodeURIComponent(time)}&estimator=${estimator}`);
     if (!window.resolved) throw new Error('the service answered no resolved revision for this time');
-    return window.resolved;
+    return { resolved: window.resolved, window };
   };
+  /** @type {Timeline | undefined} */
+  let timelineShown;
+  const windowAt = windowAtPanel(path, estimator, compactionHref, (revision) => timelineShown?.viewAt(revision));
   const logTimeline = timeline(
     log,
     byId,
     select,
-    { resolve: resolveTime, asOf, readAgainAt: (resolved) => void render(true, resolved), opened: goneTo },
+    {
+      resolve: resolveTime,
+      asOf,
+      readAgainAt: (resolved) => void render(true, resolved),
+      opened: goneTo,
+      showWindow: (revision, window, resolved) => windowAt.showAt(revision, window, resolved),
+    },
     timelineAt,
   );
+  timelineShown = logTimeline;
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
   /** @type {Element | undefined} what had the keyboard focus when the details were opened (it gets it back on Close) */
@@ -2529,7 +2839,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
     h(
       'div',
       { class: 'grid' },
-      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), logTimeline.nodes)),
+      h('div', {}, diffSlot, windowAt.node, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), logTimeline.nodes)),
       h(
         'div',
         {},

@@ -1,0 +1,145 @@
+/**
+ * The audit page at `/ui` as a support engineer uses it (newcomer ncsupport's findings), in a real
+ * browser against a real service (open mode): "what did the model see at revision N / at time T"
+ * (the "Window at revision" panel, opened by "Go to revision" and "Go to time", as stored or as the
+ * OpenAI messages the model receives, the timeline's "archived by" marks as of that revision).
+ * A customer's session: a system prompt, a fact said once with a client time two hours before,
+ * a tool call and its result, a compaction that summarizes the fact away, then more turns.
+ * Runs in a few seconds.
+ */
+import type { Browser, Page } from 'playwright-core';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+
+const SESSION = 'sup-customer';
+const USER = 'mia_li_3668';
+
+describeWithChromium('audit page for a support engineer', () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+  let compaction: Schemas['CompactionHistoryItem'];
+  let log: Schemas['LogPage'];
+
+  beforeAll(async () => {
+    harness = await startListeningService();
+    client = harness.client();
+    const path = { sessionId: SESSION };
+    const first = [
+      { id: 's0', type: 'system', text: 'You are an airline agent.' },
+      { id: 'c0-5', type: 'user', text: 'No, I do not want travel insurance.', createdAt: '2026-01-01T09:00:00Z' },
+      { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'call_1', name: 'get_reservation', arguments: '{"id":"R1"}' }] },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'get_reservation', data: '{"flight":"HAT001"}' }] },
+      { id: 'a2', type: 'assistant', text: 'Your reservation R1 is on flight HAT001.' },
+      { id: 'u2', type: 'user', text: 'Please change it to a later flight.' },
+      { id: 'a3', type: 'assistant', text: 'Which day would you like?' },
+      { id: 'u3', type: 'user', text: 'Friday, please.' },
+    ];
+    const appended = await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { userId: USER, events: first } as never });
+    expect(appended.response.status).toBe(201);
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 10 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: {
+        events: [
+          { id: 'late-1', type: 'user', text: 'Remember: no insurance!' },
+          { id: 'late-6', type: 'assistant', text: 'Booked, with travel insurance.' },
+        ],
+      },
+    });
+    compaction = (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { ...path, compactionId: data!.compactionId! } } }))
+      .data!;
+    expect(compaction.archivedIds).toContain('c0-5');
+    log = (await client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } })).data!;
+    ({ browser, page } = await launchChromiumPage());
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  const revisionOf = (eventId: string) => log.events.find((e) => e.eventId === eventId)!.revision;
+  /** The API's window at `revision` in `format` (the page's estimator: the compaction's, as no policy is set). */
+  const windowAt = async (revision: string, format: 'events' | 'openai') =>
+    (
+      await client.GET('/v1/sessions/{sessionId}/window', {
+        params: { path: { sessionId: SESSION }, query: { atRevision: revision, format, estimator: compaction.estimator } },
+      })
+    ).data! as Schemas['Window'] & { events?: Array<{ id: string }>; messages?: Array<{ role: string }> };
+  const openSession = async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    await page.locator('#timeline li').first().waitFor();
+  };
+  const goToRevision = async (revision: string) => {
+    await page.locator('#timeline-goto input[name=revision]').fill(revision);
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${revision}` }).waitFor();
+    await waitInPage(page, "document.querySelector('#window-at-status')?.textContent.startsWith('Right after')");
+  };
+
+  // ncsupport F1: "Go to revision" only outlined a row; the window at that revision was shown nowhere.
+  it('shows the window at the revision gone to: its events, the summary in its place, its tokens; and as the OpenAI messages the model receives', async () => {
+    await openSession();
+    const at = revisionOf('late-6');
+    await goToRevision(at);
+    const events = await windowAt(at, 'events');
+    expect(await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).toEqual(
+      events.events!.map((e) => e.id),
+    );
+    const summaryRow = page.locator(`#window-at-list li.summary[data-event="${compaction.summary!.id}"]`);
+    expect(await summaryRow.innerText()).toContain(compaction.summary!.text.slice(0, 40));
+    expect(await summaryRow.locator('a').getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+    expect(await page.locator('#window-at-status').innerText()).toContain(`${events.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+    // What the model receives: the system message first, the summary as a user + assistant pair, the tool call and its result.
+    await page.locator('#window-at-format input[value=openai]').check();
+    await page.locator('#window-at-list li[data-role]').first().waitFor();
+    const openai = await windowAt(at, 'openai');
+    const roles = await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
+    expect(roles).toEqual(openai.messages!.map((m) => m.role));
+    expect(roles[0]).toBe('system');
+    expect(roles.slice(1, 3)).toEqual(['user', 'assistant']);
+    expect(await page.locator('#window-at-list li').nth(2).innerText()).toContain(compaction.summary!.text.slice(0, 40));
+    expect(await page.locator('#window-at-status').innerText()).toContain(`${openai.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+    // Named for screen readers: a region with its heading, the list a named scroll box.
+    expect(await page.locator('#window-at-list').getAttribute('aria-label')).toBe(`Window at revision ${at}: the OpenAI messages`);
+    expect(await page.locator('#window-at').getAttribute('aria-labelledby')).toBe('window-at-heading');
+  });
+
+  it('marks the timeline as of the revision gone to: an event still in the window then is not marked archived', async () => {
+    await openSession();
+    const row = page.locator('#timeline li[data-event="c0-5"]');
+    expect(await row.getAttribute('class')).toContain('archived');
+    expect(await page.locator('#timeline-marks').innerText()).toContain(`as of revision ${log.revision}, the page's revision`);
+    const before = revisionOf('u3');
+    await page.locator('#window-at-format input[value=events]').check();
+    await goToRevision(before);
+    // The fact was in the window at that revision.
+    expect(await page.locator('#window-at-list li[data-event="c0-5"]').count()).toBe(1);
+    expect(await row.getAttribute('class')).not.toContain('archived');
+    expect(await row.locator('.archived-by').isHidden()).toBe(true);
+    expect(await row.innerText()).toContain('archived later, at revision');
+    expect(await page.locator('#timeline-marks').innerText()).toContain(`as of revision ${before}`);
+    expect(await page.locator('#timeline li[data-event="late-1"]').getAttribute('class')).toContain('after-view');
+    // Closing the window puts the marks back as of the page's revision.
+    await page.locator('#window-at-close').click();
+    expect(await row.getAttribute('class')).toContain('archived');
+    expect(await row.locator('.archived-by').isVisible()).toBe(true);
+  });
+
+  it('"Go to time" shows the window right after the event the time resolved to, naming its store time', async () => {
+    await openSession();
+    const last = log.events.find((e) => e.eventId === 'late-6')!;
+    await page.locator('#timeline-goto-time input[name=time]').fill(last.recordedAt);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${last.revision}` }).waitFor();
+    const status = await page.locator('#window-at-status').innerText();
+    expect(status).toContain(`recorded (store time) ${last.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    expect(await page.locator('#window-at-list li[data-event="late-6"]').count()).toBe(1);
+  });
+});
