@@ -3,6 +3,8 @@
  * browser against a real service (open mode): "what did the model see at revision N / at time T"
  * (the "Window at revision" panel, opened by "Go to revision" and "Go to time", as stored or as the
  * OpenAI messages the model receives, the timeline's "archived by" marks as of that revision).
+ * Recall from the session list (every session of the tenant) and, on a session page, saying
+ * when it searched that session only; its kind and archived filters.
  * A customer's session: a system prompt, a fact said once with a client time two hours before,
  * a tool call and its result, a compaction that summarizes the fact away, then more turns.
  * Runs in a few seconds.
@@ -14,6 +16,8 @@ import { describeWithChromium, launchChromiumPage, waitInPage } from '../support
 
 const SESSION = 'sup-customer';
 const USER = 'mia_li_3668';
+/** Another session of the tenant (the customer's phrase is not in it). */
+const OTHER = 'sup-other';
 
 describeWithChromium('audit page for a support engineer', () => {
   let harness: ClientHarness;
@@ -57,6 +61,17 @@ describeWithChromium('audit page for a support engineer', () => {
       .data!;
     expect(compaction.archivedIds).toContain('c0-5');
     log = (await client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } })).data!;
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: OTHER } },
+      body: { events: [{ id: 'o1', type: 'user', text: 'Where is my baggage?' }] },
+    });
+    // Recall reads a projection: wait until it has the last event.
+    for (let tries = 0; ; tries++) {
+      const { data: found } = await client.GET('/v1/recall', { params: { query: { q: 'baggage' } } });
+      if (found!.items.length === 1) break;
+      if (tries > 100) throw new Error('recall did not catch up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     ({ browser, page } = await launchChromiumPage());
   }, 120_000);
   afterAll(async () => {
@@ -82,6 +97,42 @@ describeWithChromium('audit page for a support engineer', () => {
     await page.locator('#window-at-heading', { hasText: `Window at revision ${revision}` }).waitFor();
     await waitInPage(page, "document.querySelector('#window-at-status')?.textContent.startsWith('Right after')");
   };
+
+  // ncsupport F2: recall was only on a session page, "this session only" ticked and not said.
+  it('searches every session from the session list, with the kind and archived filters; a session page says when it searched that session only', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'searched in every session' }).waitFor();
+    const hits = () => page.locator('#recall-results li[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    // The customer's session (its summary kept the fact too), not the other one.
+    expect(new Set(await hits())).toEqual(new Set(['c0-5', 'late-6', compaction.summary!.id]));
+    // Archived only: the fact the compaction archived.
+    await page.locator('#recall-archived').selectOption('true');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'archived only' }).waitFor();
+    expect(await hits()).toEqual(['c0-5']);
+    expect(await page.locator('#recall-status').innerText()).toBe('1 hit, all shown (searched in every session, archived only)');
+    // Summaries only: is the fact in a summary?
+    await page.locator('#recall-archived').selectOption('');
+    await page.locator('#recall-type').selectOption('summary');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'summaries only' }).waitFor();
+    expect(await hits()).toEqual([compaction.summary!.id]);
+    await page.locator('#recall-type').selectOption('');
+    // On another session's page, "this session only" is ticked: said before and after the search.
+    await page.goto(`${harness.baseUrl}/ui#/s/${OTHER}`);
+    await page.locator('#timeline li').first().waitFor();
+    expect(await page.locator('#recall-scope').innerText()).toContain('Searches this session only');
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'no hit' }).waitFor();
+    expect(await page.locator('#recall-status').innerText()).toBe('no hit (searched in this session only): untick "this session only" to search every session');
+    await page.locator('#recall input[name=thisSession]').uncheck();
+    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+  });
 
   // ncsupport F1: "Go to revision" only outlined a row; the window at that revision was shown nowhere.
   it('shows the window at the revision gone to: its events, the summary in its place, its tokens; and as the OpenAI messages the model receives', async () => {

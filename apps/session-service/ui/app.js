@@ -764,6 +764,7 @@ async function renderSessionList(isCurrent) {
       ),
       more,
     ),
+    recallBox(),
   );
   document.title = `Sessions – ${APP_TITLE}`;
   if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#list-title')), true);
@@ -2392,6 +2393,23 @@ function windowAtPanel(path, estimator, compactionHref, onShown) {
 /** Recall hits read per page (the API answers at most 100). */
 const RECALL_PAGE = 20;
 
+/** Recall's `type` filter choices (the event kinds, README "recall"), the first none. */
+const RECALL_KINDS = ['', 'user', 'assistant', 'tool', 'system', 'summary'];
+
+/**
+ * What a recall search was limited to, in words, for its status: `in this session only`, `in
+ * every session`, and its filters: `, summaries only`, `, archived only`, `, in the window only`.
+ * @param {URLSearchParams} query the search as sent
+ */
+function recallScope(query) {
+  const parts = [query.has('sessionId') ? 'in this session only' : 'in every session'];
+  const type = query.get('type');
+  if (type) parts.push(type === 'summary' ? 'summaries only' : `${type} events only`);
+  if (query.get('archived') === 'true') parts.push('archived only');
+  if (query.get('archived') === 'false') parts.push('in the window only');
+  return parts.join(', ');
+}
+
 /**
  * The recall box: a search over everything (this session only when ticked), its hits in pages of
  * {@link RECALL_PAGE} with a "More hits" button while the API gives a `nextCursor` (the next page of
@@ -2403,13 +2421,48 @@ const RECALL_PAGE = 20;
  * the hits on screen, and the status line says so; other refusals show in the results with Retry when it can help. Only
  * the latest search counts: a new one drops the answers of earlier ones, and of their pages; so
  * does a page no longer on screen.
- * @param {string} sessionId
+ *
+ * On a session page (`sessionId` given) "this session only" is ticked at first, and the line
+ * `#recall-scope` says what the next search covers (this session only, or every session of the
+ * tenant) as the box is ticked or not; on the session list (no `sessionId`) it searches every
+ * session (`GET /v1/recall` without `sessionId`). Two filters of recall go with every search:
+ * the kind (`type`: user, assistant, tool, system or summary; "summaries only" answers "is the fact
+ * in a summary?") and archived or not (`archived=true` / `false`). The status names what was
+ * searched (`3 hits, all shown (searched in this session only, summaries only)`; `no hit
+ * (searched in this session only): untick "this session only" to search every session`).
+ * @param {string} [sessionId] the session page's session (undefined: the session list's box)
  */
 function recallBox(sessionId) {
   const input = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included', 'aria-label': 'Words to find (archived events included)' })
   );
-  const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
+  const only = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'checkbox', name: 'thisSession', checked: sessionId !== undefined, onchange: () => sayScope() })
+  );
+  const kind = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { name: 'type', id: 'recall-type' },
+      RECALL_KINDS.map((k) => h('option', { value: k }, k === '' ? 'any kind' : k === 'summary' ? 'summaries only' : `${k} only`)),
+    )
+  );
+  const archived = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { name: 'archived', id: 'recall-archived' },
+      h('option', { value: '' }, 'archived or not'),
+      h('option', { value: 'true' }, 'archived only'),
+      h('option', { value: 'false' }, 'in the window only'),
+    )
+  );
+  const scope = h('p', { class: 'muted', id: 'recall-scope' });
+  const sayScope = () => {
+    scope.textContent =
+      sessionId !== undefined && only.checked
+        ? 'Searches this session only ("this session only" is ticked): untick it to search every session of the tenant.'
+        : 'Searches every session of the tenant.';
+  };
+  sayScope();
   const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits', tabindex: '0' });
   // A live region, always in the page (one shown only when it has words is not reliably announced).
   const status = h('p', { class: 'muted', id: 'recall-status', role: 'status' });
@@ -2465,7 +2518,9 @@ function recallBox(sessionId) {
     if (fresh) {
       searches++;
       query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
-      if (only.checked) query.set('sessionId', sessionId);
+      if (sessionId !== undefined && only.checked) query.set('sessionId', sessionId);
+      if (kind.value) query.set('type', kind.value);
+      if (archived.value) query.set('archived', archived.value);
       cursor = undefined;
     }
     const turn = searches;
@@ -2489,18 +2544,21 @@ function recallBox(sessionId) {
       if (first) {
         shown = 0;
         results.replaceChildren();
-        if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
+        // Said by the status: hidden from screen readers here (it was said twice).
+        if (answer.items.length === 0) results.append(h('li', { class: 'muted', 'aria-hidden': 'true' }, 'no hit'));
       }
       const firstNew = first ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
+      const where = recallScope(sent);
       status.textContent =
         shown === 0 && !restarted
-          ? 'no hit'
+          ? `no hit (searched ${where})${sent.has('sessionId') ? ': untick "this session only" to search every session' : ''}`
           : (restarted ? `${RESTARTED}; search started again: ` : '') +
-            (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
+            (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`) +
+            ` (searched ${where})`;
       if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (results.children[firstNew] ?? status));
     } catch (err) {
       if (stale()) return;
@@ -2533,8 +2591,8 @@ function recallBox(sessionId) {
   const search = () => void page('new');
   return h(
     'section',
-    { class: 'panel' },
-    h('h2', {}, 'Recall'),
+    { class: 'panel', id: 'recall-panel', 'aria-labelledby': 'recall-heading' },
+    h('h2', { id: 'recall-heading', tabindex: '-1' }, sessionId === undefined ? 'Recall: search every session' : 'Recall'),
     h(
       'form',
       {
@@ -2546,9 +2604,12 @@ function recallBox(sessionId) {
         },
       },
       input,
-      h('label', {}, only, ' this session only'),
+      sessionId !== undefined ? h('label', {}, only, ' this session only') : null,
+      h('label', {}, 'Kind ', kind),
+      h('label', {}, 'Archived ', archived),
       h('button', { type: 'submit' }, 'Search'),
     ),
+    scope,
     status,
     results,
     more,
