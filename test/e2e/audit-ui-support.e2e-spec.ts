@@ -3,6 +3,7 @@
  * browser against a real service (open mode): "what did the model see at revision N / at time T"
  * (the "Window at revision" panel, opened by "Go to revision" and "Go to time", as stored or as the
  * OpenAI messages the model receives, the timeline's "archived by" marks as of that revision).
+ * Recall hits link to their timeline row and a summary to its compaction, their clock named.
  * Recall from the session list (every session of the tenant) and, on a session page, saying
  * when it searched that session only; its kind and archived filters.
  * A customer's session: a system prompt, a fact said once with a client time two hours before,
@@ -132,6 +133,39 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#recall-status').innerText()).toBe('no hit (searched in this session only): untick "this session only" to search every session');
     await page.locator('#recall input[name=thisSession]').uncheck();
     expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+  });
+
+  // ncsupport F3: a hit had no link to its row, a summary none to its compaction, and its time no clock named.
+  it('links each recall hit to its timeline row (its revision named), a summary to the compaction that wrote it, and names the clock of its time', async () => {
+    await openSession();
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+    const hit = (id: string) => page.locator(`#recall-results li[data-event="${id}"]`);
+    const fact = revisionOf('c0-5');
+    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe(`revision ${fact}`);
+    expect(await hit('c0-5').locator('a.row-link').getAttribute('href')).toBe(`#/s/${SESSION}/e/c0-5`);
+    expect(await hit('c0-5').innerText()).toContain('client time 2026-01-01 09:00:00.000 UTC');
+    const booked = log.events.find((e) => e.eventId === 'late-6')!;
+    expect(await hit('late-6').innerText()).toContain(`recorded ${booked.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    const writer = hit(compaction.summary!.id).locator('a.written-by');
+    expect(await writer.getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+    // The row link goes to the row on this page, and opens the window at its revision.
+    await hit('c0-5').locator('a.row-link').click();
+    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${fact}` }).waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toContain(`went to event c0-5, revision ${fact}`);
+    // From the session list (every session): the row link opens the session on that row; the time says its clock may be either.
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+    expect(await hit('c0-5').innerText()).toContain("created (client's time, else recorded) 2026-01-01 09:00:00.000 UTC");
+    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe('its row');
+    await hit('c0-5').locator('a.row-link').click();
+    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
   });
 
   // ncsupport F1: "Go to revision" only outlined a row; the window at that revision was shown nowhere.

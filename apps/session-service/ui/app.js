@@ -1609,7 +1609,9 @@ function scrollIntoList(list, row) {
  * another page is on screen and focuses that link again (the link that opened a compaction whose
  * marker is on another page: the page turned, the link left the screen), answering it (undefined
  * for a place not on this timeline); `viewAt(revision)`, which marks the rows as of that revision,
- * the one whose window "Window at revision" shows (undefined: as of the page's revision).
+ * the one whose window "Window at revision" shows (undefined: as of the page's revision);
+ * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
+ * recall hit's row link), or says it is not on this timeline.
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -1618,6 +1620,7 @@ function scrollIntoList(list, row) {
  *   placeOf: (element: Element | null) => TimelinePlace | undefined,
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  *   viewAt: (revision: number | undefined) => void,
+ *   goToEvent: (eventId: string) => void,
  * }} Timeline
  */
 
@@ -1927,6 +1930,22 @@ function timeline(log, byId, select, timeTravel, from) {
       const el = nth < 0 ? row : /** @type {HTMLElement | undefined} */ (row.querySelectorAll('a, button')[nth]);
       focusOn(el ?? row);
       return el ?? row;
+    },
+    goToEvent: (eventId) => {
+      const index = rows.findIndex((r) => r.eventId === eventId);
+      timeStatus.textContent = '';
+      const entry = rows[index];
+      if (entry === undefined) {
+        clearTarget();
+        return revisionStatus.replaceChildren(
+          'event ',
+          stored(eventId),
+          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased`,
+        );
+      }
+      draw(pageOf(index), index, 'target');
+      revisionStatus.replaceChildren('went to event ', stored(eventId), `, revision ${entry.revision} (row ${fmt(index + 1)} of ${fmt(rows.length)})`);
+      timeTravel.showWindow(Number(entry.revision));
     },
     viewAt: (revision) => {
       view = revision;
@@ -2393,6 +2412,83 @@ function windowAtPanel(path, estimator, compactionHref, onShown) {
 /** Recall hits read per page (the API answers at most 100). */
 const RECALL_PAGE = 20;
 
+/**
+ * What the session page knows of one of its events, for a recall hit in that session: its
+ * revision, whether its client gave a `createdAt` (`clientTime`), and for a summary the compaction
+ * that wrote it.
+ * @typedef {{ revision: string, clientTime: boolean, compactionId?: string }} KnownEvent
+ */
+
+/**
+ * The link of an event's row on its session's timeline: `#/s/<sessionId>/e/<eventId>`.
+ * @param {string} sessionId @param {string} eventId
+ */
+const eventHref = (sessionId, eventId) => `${sessionHref(sessionId)}/e/${encodeURIComponent(eventId)}`;
+
+/** @typedef {RecallPage['items'][number]} RecallHit */
+
+/**
+ * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
+ * when the hit is in the session on screen (its revision known), else `its row`. Followed to the
+ * link already in the address bar (no hashchange), it goes there again.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ */
+function hitRowLink(hit, known) {
+  const event = known?.(hit.eventId);
+  const href = eventHref(hit.sessionId, hit.eventId);
+  return h(
+    'a',
+    {
+      class: 'row-link',
+      href,
+      'aria-label': `${event ? `revision ${event.revision}` : 'its row'}: go to event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
+      onclick: (e) => {
+        if (location.hash !== href) return;
+        e.preventDefault();
+        void render();
+      },
+    },
+    event ? `revision ${event.revision}` : 'its row',
+  );
+}
+
+/**
+ * A recall hit's time, its clock named: the API's `createdAt` is the client's time when it sent
+ * one, else when the store recorded the event. For a hit in the session on screen the page knows
+ * which (`client time …` or `recorded …`); otherwise `created (client's time, else recorded) …`.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * @returns {Array<Node | string>}
+ */
+function hitTime(hit, known) {
+  const event = known?.(hit.eventId);
+  if (event === undefined) return ["created (client's time, else recorded) ", timeOf(hit.createdAt, CREATED_LABEL, 'when')];
+  return event.clientTime
+    ? ['client time ', timeOf(hit.createdAt, "the client's createdAt", 'when client-time')]
+    : ['recorded ', timeOf(hit.createdAt, 'recorded (the client gave no createdAt)', 'when recorded')];
+}
+
+/**
+ * A summary hit's link to the compaction that wrote it (`written by <short id>`, its details in
+ * the hit's session): the compaction the session page's log names, else the one its id names (a
+ * summary's id is `summary-<compaction id>`); null for other hits.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ */
+function hitWriter(hit, known) {
+  if (hit.type !== 'summary') return null;
+  const id = known?.(hit.eventId)?.compactionId ?? (hit.eventId.startsWith('summary-') ? hit.eventId.slice('summary-'.length) : undefined);
+  if (!id) return null;
+  return h(
+    'a',
+    {
+      class: 'badge added written-by',
+      href: `${sessionHref(hit.sessionId)}/c/${encodeURIComponent(id)}`,
+      'aria-label': `written by ${revealedText(short(id))}, compaction ${revealedText(id)}: open its details`,
+    },
+    'written by ',
+    stored(short(id)),
+  );
+}
+
 /** Recall's `type` filter choices (the event kinds, README "recall"), the first none. */
 const RECALL_KINDS = ['', 'user', 'assistant', 'tool', 'system', 'summary'];
 
@@ -2430,9 +2526,14 @@ function recallScope(query) {
  * in a summary?") and archived or not (`archived=true` / `false`). The status names what was
  * searched (`3 hits, all shown (searched in this session only, summaries only)`; `no hit
  * (searched in this session only): untick "this session only" to search every session`).
+ * Each hit links to its session, to its row on that session's timeline (`#/s/<id>/e/<eventId>`:
+ * the timeline goes to it and "Window at revision" opens there; named by its revision when the hit
+ * is in the session on screen), a summary to the compaction that wrote it, and says which clock
+ * its time is ({@link hitTime}).
  * @param {string} [sessionId] the session page's session (undefined: the session list's box)
+ * @param {(eventId: string) => KnownEvent | undefined} [known] the session page's events, by id
  */
-function recallBox(sessionId) {
+function recallBox(sessionId, known) {
   const input = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included', 'aria-label': 'Words to find (archived events included)' })
   );
@@ -2483,8 +2584,11 @@ function recallBox(sessionId) {
       'li',
       { class: [hit.archived ? 'archived' : '', hit.firstMention ? 'first-mention' : ''].join(' ').trim(), 'data-event': hit.eventId },
       h('span', { class: 'kind' }, hit.type),
-      h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
-      h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
+      h('a', { href: sessionHref(hit.sessionId), 'aria-label': `session ${revealedText(hit.sessionId)}` }, stored(hit.sessionId)),
+      ' ',
+      hitRowLink(hit, known),
+      h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', hitTime(hit, known)),
+      hitWriter(hit, known),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
       // The compaction that archived it: a link opening its details (in the hit's session), named
       // with its visible words and then its full id ({@link archivedByName}).
@@ -2638,14 +2742,23 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
  *   compaction's (the page read again keeps its timeline where it was); the first page without it
  * @param {ResolvedTime} [goneTo] an event "Go to time" resolved to: the timeline opens on its row
+ * @param {string} [eventId] an event of a recall hit's row link: the timeline goes to its row
  */
-async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo, eventId) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions, historyRestarted, erased } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
   );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
+  /** @type {Map<string, KnownEvent>} the page's events, for its recall hits */
+  const knownEvents = new Map();
+  for (const entry of log) {
+    if (entry.type === 'ConversationEventAppended')
+      knownEvents.set(entry.eventId ?? '', { revision: entry.revision, clientTime: typeof (/** @type {any} */ (entry.data)?.createdAt) === 'string' });
+    else if (entry.type === 'SummaryInserted')
+      knownEvents.set(entry.eventId ?? '', { revision: entry.revision, clientTime: false, compactionId: entry.compactionId });
+  }
   const diffSlot = h('div', {
     id: 'diff-slot',
     // Escape inside the open details closes them (as their Close button).
@@ -2819,7 +2932,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision },
+    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision, goToEvent: logTimeline.goToEvent },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -2938,16 +3051,17 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
                 h('tbody', {}, rows),
               ),
         ),
-        recallBox(sessionId),
+        recallBox(sessionId, (eventId) => knownEvents.get(eventId)),
       ),
     ),
   );
   void show(selected, timelineAt === undefined);
+  if (eventId !== undefined) logTimeline.goToEvent(eventId);
   // Said once, now that the read is done (the loading line's progress is not a live region).
   announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
   // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
   if (routed) {
-    if (goneTo) logTimeline.focusTarget();
+    if (goneTo || eventId !== undefined) logTimeline.focusTarget();
     else focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
   }
 }
@@ -2974,6 +3088,7 @@ function pageTitle(sessionId, compactionId) {
  *   has: (compactionId: string) => boolean,
  *   show: (compactionId: string | undefined) => Promise<void>,
  *   timelineAt: () => number | undefined,
+ *   goToEvent: (eventId: string) => void,
  * }} ShownSession
  */
 
@@ -3052,7 +3167,7 @@ async function render(reread = false, goTo) {
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
   showMode();
-  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+))?/);
+  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
   /** @type {string | Array<Node | string>} */
   let what = 'The session list could not be read';
   try {
@@ -3060,7 +3175,14 @@ async function render(reread = false, goTo) {
       what = 'This link could not be opened';
       const sessionId = linkPart(match[1] ?? '');
       const selected = match[2] ? linkPart(match[2]) : undefined;
+      // A recall hit's row link: the timeline goes to that event.
+      const eventId = match[3] ? linkPart(match[3]) : undefined;
       what = ['Session ', stored(sessionId), ' could not be read'];
+      if (!reread && eventId !== undefined && shownSession?.sessionId === sessionId) {
+        clearBanner();
+        await shownSession.show(undefined);
+        return shownSession.goToEvent(eventId);
+      }
       // A compaction of the page's list (or none) opens in place; another one (written since, or
       // unknown) reads the session again, so its list, chart and timeline include it.
       if (!reread && shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
@@ -3071,7 +3193,7 @@ async function render(reread = false, goTo) {
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
       try {
-        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined, eventId);
       } catch (err) {
         // An erased session id: when it was erased, not a bare "not found".
         if (!(err instanceof ApiError && err.code === 'session_not_found' && err.erasedAt !== undefined)) throw err;
