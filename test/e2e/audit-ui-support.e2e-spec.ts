@@ -135,6 +135,26 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
   });
 
+  // ncsupport F6: the details said "trigger after: met" for triggerStillFires false.
+  it('says "no longer fires" in a compaction\'s details when the API says its trigger no longer fires, with a tooltip that fits', async () => {
+    const path = { sessionId: 'sup-trigger' };
+    const events = Array.from({ length: 12 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of a talk` }));
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events } });
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: 4 }, trigger: { type: 'turn-count', maxTurns: 3 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    const { data: item } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+      params: { path: { ...path, compactionId: data!.compactionId! } },
+    });
+    expect(item!.triggerStillFires).toBe(false);
+    await page.goto(`${harness.baseUrl}/ui#/s/sup-trigger/c/${data!.compactionId}`);
+    await page.locator('#trigger-after').waitFor();
+    expect(await page.locator('#trigger-after').innerText()).toBe('no longer fires');
+    expect(await page.locator('#trigger-after').getAttribute('title')).toContain('no longer fires (triggerStillFires: false)');
+  });
+
   // ncsupport F3: a hit had no link to its row, a summary none to its compaction, and its time no clock named.
   it('links each recall hit to its timeline row (its revision named), a summary to the compaction that wrote it, and names the clock of its time', async () => {
     await openSession();

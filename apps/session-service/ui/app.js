@@ -49,6 +49,9 @@
 const stillFiresTitle =
   'the pass left the trigger firing (the part no strategy may archive, such as the pinned system message and the newest turn, is already over it): automatic passes wait until the window grows by a quarter of the threshold or turn limit, and record one noop per such wait';
 
+/** What a "trigger after: no longer fires" fact means (the API's `triggerStillFires: false`). */
+const quietTitle = 'the pass brought the window under its trigger: right after it the trigger no longer fires (triggerStillFires: false)';
+
 const KEY_STORAGE = 'session-audit.apiKey';
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 
@@ -2042,7 +2045,16 @@ function diffView(diff, item, close) {
           { class: 'facts' },
           h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.reason ? `${item.outcome} (${item.reason})` : item.outcome)),
           item.triggerStillFires !== null
-            ? h('div', {}, h('dt', {}, 'trigger after'), h('dd', { title: stillFiresTitle }, item.triggerStillFires ? 'still fires' : 'met'))
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'trigger after'),
+                h(
+                  'dd',
+                  { id: 'trigger-after', title: item.triggerStillFires ? stillFiresTitle : quietTitle },
+                  item.triggerStillFires ? 'still fires' : 'no longer fires',
+                ),
+              )
             : null,
           h('div', {}, h('dt', {}, 'origin'), h('dd', {}, item.origin)),
           // who ordered a commanded pass; an automatic one's trigger says why
