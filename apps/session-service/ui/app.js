@@ -650,9 +650,8 @@ async function renderSessionList(isCurrent) {
           h(
             'td',
             { class: 'num' },
-            fmt(s.compactionCount),
-            s.failedCompactionCount ? h('span', { class: 'badge archived' }, `${s.failedCompactionCount} failed`) : null,
-            s.noopCompactionCount ? h('span', { class: 'badge' }, `${s.noopCompactionCount} noop`) : null,
+            // The session page's words: `3 compacted, 1 failed` (it read `3` and a `1 failed` badge: "3, of which 1 failed"?).
+            listCompactionCounts(s),
             s.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
           h('td', {}, s.policy ? s.policy.strategy.type : '—'),
@@ -1406,6 +1405,19 @@ function compactionCounts(s) {
   const listed = s.compactionCount + s.failedCompactionCount + s.noopCompactionCount;
   const noops = s.noopCompactionCount ? `, ${counted(s.noopCompactionCount, 'recorded noop')}` : '';
   return `${fmt(s.compactionCount)} compacted, ${fmt(s.failedCompactionCount)} failed${noops} (${fmt(listed)} in the list)`;
+}
+
+/**
+ * The session list's compaction counts, in the session page's words ({@link compactionCounts})
+ * without the list's total: `3 compacted`, `3 compacted, 1 failed`, `3 compacted, 1 failed, 2
+ * recorded noops` (failed and noops only when there are some); `none` for 0 of each.
+ * @param {SessionSummary} s
+ */
+function listCompactionCounts(s) {
+  const parts = [`${fmt(s.compactionCount)} compacted`];
+  if (s.failedCompactionCount) parts.push(`${fmt(s.failedCompactionCount)} failed`);
+  if (s.noopCompactionCount) parts.push(counted(s.noopCompactionCount, 'recorded noop'));
+  return s.compactionCount + s.failedCompactionCount + s.noopCompactionCount === 0 ? 'none' : parts.join(', ');
 }
 
 /**
