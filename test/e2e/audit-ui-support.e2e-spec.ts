@@ -135,6 +135,41 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
   });
 
+  // ncsupport F8: after Forget or a refused key the title and the announcer still named the session; the refused key stayed.
+  it('"Forget API key" and a refused key leave no session id in the title or the announcer, and no refused key in storage', async () => {
+    const keyed = await startListeningService({ env: { API_KEYS: 'sup-key-1a2b3c4d:tenantA' } });
+    const tab = await browser.newPage();
+    try {
+      await keyed
+        .client('sup-key-1a2b3c4d')
+        .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'sup-keyed' } }, body: { events: [{ type: 'user', text: 'hi' }] } });
+      await tab.goto(`${keyed.baseUrl}/ui#/`);
+      await tab.evaluate("sessionStorage.setItem('session-audit.apiKey', 'sup-key-1a2b3c4d')");
+      await tab.goto(`${keyed.baseUrl}/ui#/s/sup-keyed`);
+      await tab.locator('#timeline').waitFor();
+      await waitInPage(tab, "document.querySelector('#announce').textContent.includes('sup-keyed')");
+      await tab.locator('#forget-key').click();
+      await tab.locator('#key-prompt').waitFor();
+      expect(await tab.title()).not.toContain('sup-keyed');
+      expect(await tab.locator('#announce').textContent()).not.toContain('sup-keyed');
+      // A refused key while browsing: the prompt, nothing of the session, and the key gone from storage.
+      await tab.locator('#key-prompt input[name=apiKey]').fill('sup-key-1a2b3c4d');
+      await tab.locator('#key-prompt button[type=submit]').click();
+      await tab.locator('#timeline').waitFor();
+      await waitInPage(tab, "document.querySelector('#announce').textContent.includes('sup-keyed')");
+      await tab.evaluate("sessionStorage.setItem('session-audit.apiKey', 'not-a-real-key-000')");
+      await tab.locator('#as-of a').click();
+      await tab.locator('#key-prompt').waitFor();
+      expect(await tab.locator('#key-prompt').innerText()).toContain('the service refused this API key');
+      expect(await tab.title()).not.toContain('sup-keyed');
+      expect(await tab.locator('#announce').textContent()).not.toContain('sup-keyed');
+      expect(await tab.evaluate("sessionStorage.getItem('session-audit.apiKey')")).toBeNull();
+    } finally {
+      await tab.close();
+      await keyed.stop();
+    }
+  });
+
   // ncsupport F6: the details said "trigger after: met" for triggerStillFires false.
   it('says "no longer fires" in a compaction\'s details when the API says its trigger no longer fires, with a tooltip that fits', async () => {
     const path = { sessionId: 'sup-trigger' };

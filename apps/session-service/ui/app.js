@@ -530,8 +530,17 @@ const sessionHref = (sessionId) => `#/s/${encodeURIComponent(sessionId)}`;
 
 // ---- key prompt -------------------------------------------------------------------------------
 
-/** @param {string} reason */
+/**
+ * Shows the key prompt instead of the page: nothing of the tenant stays (the document title names
+ * the prompt, the announcer is emptied), and a key the service refused leaves sessionStorage (a
+ * new tab would send it again). "Forget API key" is hidden: there is no key left to forget.
+ * @param {string} reason
+ */
 function showKeyPrompt(reason) {
+  sessionStorage.removeItem(KEY_STORAGE);
+  clearAnnouncement();
+  document.title = `API key needed – ${APP_TITLE}`;
+  /** @type {HTMLElement} */ (document.getElementById('forget-key')).hidden = true;
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'password', name: 'apiKey', placeholder: 'API key', autocomplete: 'off', required: true }));
   showPage(
     false,
@@ -3249,6 +3258,7 @@ function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
   clearBanner();
   clearAnnouncement();
+  document.title = APP_TITLE;
   showPage(false, undefined, h('p', { class: 'muted' }, 'Loading…'));
   void render();
 }
