@@ -166,6 +166,9 @@ function problem(err) {
  */
 function timeRefusal(err, typed) {
   const { message } = problem(err);
+  // The time typed is compared with the store's recorded times: a client time (earlier) is refused so.
+  if (err instanceof ApiError && err.code === 'time_out_of_range')
+    return `${message}; "Go to time" goes by the store's recorded time, not the client time a row shows`;
   if (!(err instanceof ApiError) || !message.includes('%2B')) return message;
   // dateTimeFix's messages name the fault after "date-time: "; the general one does not.
   if (message.includes('date-time: ') && !message.includes('arrived as a space')) return message.replaceAll('%2B', '+');
@@ -1773,7 +1776,14 @@ function timeline(log, byId, select, timeTravel, from) {
     h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision' })
   );
   const time = /** @type {HTMLInputElement} */ (
-    h('input', { type: 'text', name: 'time', required: true, size: '24', placeholder: '2026-01-31T12:00:00Z', 'aria-describedby': 'timeline-time-status' })
+    h('input', {
+      type: 'text',
+      name: 'time',
+      required: true,
+      size: '24',
+      placeholder: '2026-01-31T12:00:00Z',
+      'aria-describedby': 'timeline-time-clock timeline-time-status',
+    })
   );
   const timeStatus = h('span', { id: 'timeline-time-status', role: 'status' });
   const revisionStatus = h('span', { id: 'timeline-goto-status', role: 'status' });
@@ -1858,7 +1868,13 @@ function timeline(log, byId, select, timeTravel, from) {
           }
         },
       },
-      h('label', {}, 'Go to time ', time),
+      // The store's clock, not the client time some rows show beside it (a customer's "an hour ago").
+      h('label', {}, 'Go to time (store time, recordedAt) ', time),
+      h(
+        'span',
+        { class: 'muted', id: 'timeline-time-clock' },
+        'goes by when the store recorded each event ("recorded" on a row), not the client time a row may show beside it',
+      ),
       h('button', { type: 'submit' }, 'Go'),
       timeStatus,
     ),
