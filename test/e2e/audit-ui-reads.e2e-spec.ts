@@ -442,7 +442,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     // Only the second search's hits (the user questions ru…), not the held first one's answers (ra…).
     expect((await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).filter((id) => !id!.startsWith('ru'))).toEqual([]);
     expect(await hits.count()).toBe(20);
-    expect(await page.locator('#recall-status').innerText()).toBe('20 hits shown; more follow');
+    expect(await page.locator('#recall-status').innerText()).toBe('20 hits shown; more follow (searched in this session only)');
     // The API answers the first mention first; the page marks it.
     const first = hits.first();
     expect(await first.getAttribute('data-event')).toBe('ru0');
@@ -454,7 +454,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(ids.length).toBe(23);
     expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `ru${i}`)));
-    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown');
+    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
   it('starts the search again from its first page, saying so, when "More hits" sends a cursor of another release (cursor_expired)', async () => {
@@ -488,7 +488,9 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     }
     expect(refused).toEqual(['400 cursor_expired']);
     expect(await page.locator('#recall-results .error-box').count()).toBe(0);
-    expect(await page.locator('#recall-status').innerText()).toBe('the service was upgraded; search started again: 20 hits shown; more follow');
+    expect(await page.locator('#recall-status').innerText()).toBe(
+      'the service was upgraded; search started again: 20 hits shown; more follow (searched in this session only)',
+    );
     // The first page of the same search, once; then its pages as usual.
     const firstPage = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(firstPage.length).toBe(20);
@@ -498,7 +500,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `uu${i}`)));
     expect(ids.length).toBe(23);
-    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown');
+    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
   it('shows one state per page load: the log and compactions cut at the summary’s revision while a writer goes on', async () => {

@@ -106,4 +106,12 @@ describeWithChromium('audit page: summarizer cost as recorded', () => {
     expect(await page.locator('dl.facts').first().innerText()).toContain('2 compacted, 1 failed (3 in the list)');
     expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (3)');
   });
+
+  // ncsupport F9: the list read `2` and a `1 failed` badge ("2, of which 1 failed"?).
+  it('names the compaction counts in the session list as the session page does', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    const cell = page.locator(`#sessions tr[data-session="${SESSION}"] td`).nth(4);
+    await cell.waitFor();
+    expect(await cell.innerText()).toBe('2 compacted, 1 failed');
+  });
 });

@@ -70,8 +70,11 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     // The row the previous time went to is no longer marked: no row is this time's.
     expect(await page.locator('#timeline li.target').count()).toBe(0);
     expect(await page.locator('#timeline-time-status').innerText()).toBe(
-      `atTime: the session's first event (revision 0) was recorded at ${recorded.get('0')}, after ${before}: no window existed yet; ask for a time at or after it (400 time_out_of_range)`,
+      `atTime: the session's first event (revision 0) was recorded at ${recorded.get('0')}, after ${before}: no window existed yet; ask for a time at or after it (400 time_out_of_range); "Go to time" goes by the store's recorded time, not the client time a row shows`,
     );
+    // ncsupport F4: the box says which clock it goes by.
+    expect(await page.getByLabel('Go to time (store time, recordedAt)').count()).toBe(1);
+    expect(await page.locator('#timeline-time-clock').innerText()).toContain('not the client time');
   });
 
   /** Types `typed` in "Go to time" and answers the status once the service answered. */

@@ -130,8 +130,10 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await link.waitFor();
     expect(await link.getAttribute('aria-label')).toBe(`archived by ${compactionId.slice(0, 8)}…, compaction ${compactionId}: open its details`);
     expect(await link.innerText()).toBe(`archived by ${compactionId.slice(0, 8)}…`);
-    // A Tab stop: Tab from the hit's session link reaches it.
+    // A Tab stop: Tab from the hit's session link reaches its row link, then it.
     await page.locator('#recall-results li[data-event="lu0"] a').first().focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.classList.contains("row-link")')).toBe(true);
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.classList.contains("archived-by")')).toBe(true);
     await page.keyboard.press('Enter');

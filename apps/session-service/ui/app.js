@@ -49,6 +49,9 @@
 const stillFiresTitle =
   'the pass left the trigger firing (the part no strategy may archive, such as the pinned system message and the newest turn, is already over it): automatic passes wait until the window grows by a quarter of the threshold or turn limit, and record one noop per such wait';
 
+/** What a "trigger after: no longer fires" fact means (the API's `triggerStillFires: false`). */
+const quietTitle = 'the pass brought the window under its trigger: right after it the trigger no longer fires (triggerStillFires: false)';
+
 const KEY_STORAGE = 'session-audit.apiKey';
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 
@@ -163,6 +166,9 @@ function problem(err) {
  */
 function timeRefusal(err, typed) {
   const { message } = problem(err);
+  // The time typed is compared with the store's recorded times: a client time (earlier) is refused so.
+  if (err instanceof ApiError && err.code === 'time_out_of_range')
+    return `${message}; "Go to time" goes by the store's recorded time, not the client time a row shows`;
   if (!(err instanceof ApiError) || !message.includes('%2B')) return message;
   // dateTimeFix's messages name the fault after "date-time: "; the general one does not.
   if (message.includes('date-time: ') && !message.includes('arrived as a space')) return message.replaceAll('%2B', '+');
@@ -527,8 +533,17 @@ const sessionHref = (sessionId) => `#/s/${encodeURIComponent(sessionId)}`;
 
 // ---- key prompt -------------------------------------------------------------------------------
 
-/** @param {string} reason */
+/**
+ * Shows the key prompt instead of the page: nothing of the tenant stays (the document title names
+ * the prompt, the announcer is emptied), and a key the service refused leaves sessionStorage (a
+ * new tab would send it again). "Forget API key" is hidden: there is no key left to forget.
+ * @param {string} reason
+ */
 function showKeyPrompt(reason) {
+  sessionStorage.removeItem(KEY_STORAGE);
+  clearAnnouncement();
+  document.title = `API key needed – ${APP_TITLE}`;
+  /** @type {HTMLElement} */ (document.getElementById('forget-key')).hidden = true;
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'password', name: 'apiKey', placeholder: 'API key', autocomplete: 'off', required: true }));
   showPage(
     false,
@@ -647,9 +662,8 @@ async function renderSessionList(isCurrent) {
           h(
             'td',
             { class: 'num' },
-            fmt(s.compactionCount),
-            s.failedCompactionCount ? h('span', { class: 'badge archived' }, `${s.failedCompactionCount} failed`) : null,
-            s.noopCompactionCount ? h('span', { class: 'badge' }, `${s.noopCompactionCount} noop`) : null,
+            // The session page's words: `3 compacted, 1 failed` (it read `3` and a `1 failed` badge: "3, of which 1 failed"?).
+            listCompactionCounts(s),
             s.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
           h('td', {}, s.policy ? s.policy.strategy.type : '—'),
@@ -764,6 +778,7 @@ async function renderSessionList(isCurrent) {
       ),
       more,
     ),
+    recallBox(),
   );
   document.title = `Sessions – ${APP_TITLE}`;
   if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#list-title')), true);
@@ -1405,6 +1420,19 @@ function compactionCounts(s) {
 }
 
 /**
+ * The session list's compaction counts, in the session page's words ({@link compactionCounts})
+ * without the list's total: `3 compacted`, `3 compacted, 1 failed`, `3 compacted, 1 failed, 2
+ * recorded noops` (failed and noops only when there are some); `none` for 0 of each.
+ * @param {SessionSummary} s
+ */
+function listCompactionCounts(s) {
+  const parts = [`${fmt(s.compactionCount)} compacted`];
+  if (s.failedCompactionCount) parts.push(`${fmt(s.failedCompactionCount)} failed`);
+  if (s.noopCompactionCount) parts.push(counted(s.noopCompactionCount, 'recorded noop'));
+  return s.compactionCount + s.failedCompactionCount + s.noopCompactionCount === 0 ? 'none' : parts.join(', ');
+}
+
+/**
  * How many events a compaction archived: `7 archived`, or with late answers archived on arrival
  * attributed to it, `7 archived + 1 on arrival` (together the log's events archived by it).
  * @param {CompactionItem} c
@@ -1607,7 +1635,10 @@ function scrollIntoList(list, row) {
  * element outside the list), and `focusPlace(place)`, which turns back to that row's page when
  * another page is on screen and focuses that link again (the link that opened a compaction whose
  * marker is on another page: the page turned, the link left the screen), answering it (undefined
- * for a place not on this timeline).
+ * for a place not on this timeline); `viewAt(revision)`, which marks the rows as of that revision,
+ * the one whose window "Window at revision" shows (undefined: as of the page's revision);
+ * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
+ * recall hit's row link), or says it is not on this timeline.
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -1615,6 +1646,8 @@ function scrollIntoList(list, row) {
  *   focusTarget: () => void,
  *   placeOf: (element: Element | null) => TimelinePlace | undefined,
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
+ *   viewAt: (revision: number | undefined) => void,
+ *   goToEvent: (eventId: string) => void,
  * }} Timeline
  */
 
@@ -1632,14 +1665,17 @@ function scrollIntoList(list, row) {
 
 /**
  * What the timeline's "Go to time" needs: `resolve(time)`, the event the service's time travel
- * resolves a time to; `asOf`, the page's revision; `readAgainAt(resolved)`, reads the page again
- * and goes to that event; `opened`, the event to go to when the timeline opens (the page was read
- * again for it).
+ * resolves a time to, with the window right after it (the answer, in the events format); `asOf`,
+ * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event;
+ * `opened`, the event to go to when the timeline opens (the page was read again for it);
+ * `showWindow(revision, window, resolved)`, which shows the window at the revision gone to in the
+ * "Window at revision" panel ({@link windowAtPanel}).
  * @typedef {{
- *   resolve: (time: string) => Promise<ResolvedTime>,
+ *   resolve: (time: string) => Promise<{ resolved: ResolvedTime, window: Schemas['Window'] }>,
  *   asOf: bigint,
  *   readAgainAt: (resolved: ResolvedTime) => void,
  *   opened?: ResolvedTime,
+ *   showWindow: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
  * }} TimeTravel
  */
 
@@ -1674,11 +1710,46 @@ function timeline(log, byId, select, timeTravel, from) {
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
   const rowOf = new Map();
+  /** @type {Map<string, number>} each archived event's archiving: the revision of the `EventsArchived` that archived it */
+  const archivedAt = new Map();
   for (const entry of log) {
+    if (entry.type === 'EventsArchived')
+      for (const id of /** @type {any} */ (entry.data)?.archivedIds ?? []) archivedAt.set(String(id), Number(entry.revision));
     if (!TIMELINE_TYPES.has(entry.type)) continue;
     if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') rowOf.set(entry.compactionId ?? '', rows.length);
     rows.push(entry);
   }
+  /** @type {number | undefined} the revision the rows are marked as of ("Window at revision"; undefined: the page's) */
+  let view;
+  /** What the archived marks are as of, above the list. */
+  const marksNote = h('p', { class: 'muted', id: 'timeline-marks' });
+  const sayMarks = () => {
+    marksNote.textContent =
+      view === undefined
+        ? `"Archived by" marks as of revision ${timeTravel.asOf}, the page's revision.`
+        : `"Archived by" marks as of revision ${view}, the window shown under "Window at revision ${view}": an event archived after it says "archived later", and rows written after it are dimmed.`;
+  };
+  sayMarks();
+  /**
+   * Marks row `item` (for `entry`) as of the revision viewed: an event archived after it is not
+   * marked archived (its "archived by" link hidden, "archived later, at revision M" said instead),
+   * and a row written after it is dimmed (`after-view`, "written after revision N" for screen readers).
+   * @param {HTMLElement} item @param {LogEntry} entry
+   */
+  const applyView = (item, entry) => {
+    const after = view !== undefined && Number(entry.revision) > view;
+    item.classList.toggle('after-view', after);
+    item.querySelector('.after-note')?.remove();
+    if (after) item.append(h('span', { class: 'sr-only after-note' }, ` (written after revision ${view})`));
+    if (!entry.archived) return;
+    const at = archivedAt.get(entry.eventId ?? '');
+    const later = view !== undefined && at !== undefined && at > view;
+    item.classList.toggle('archived', !later);
+    const link = /** @type {HTMLElement | null} */ (item.querySelector('.archived-by'));
+    if (link) link.hidden = later;
+    item.querySelector('.archived-later')?.remove();
+    if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
+  };
   // A scroll box: a Tab stop, so the keyboard can scroll it (named by its heading).
   const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading', tabindex: '0' });
   const paged = rows.length > TIMELINE_PAGE;
@@ -1705,7 +1776,14 @@ function timeline(log, byId, select, timeTravel, from) {
     h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision' })
   );
   const time = /** @type {HTMLInputElement} */ (
-    h('input', { type: 'text', name: 'time', required: true, size: '24', placeholder: '2026-01-31T12:00:00Z', 'aria-describedby': 'timeline-time-status' })
+    h('input', {
+      type: 'text',
+      name: 'time',
+      required: true,
+      size: '24',
+      placeholder: '2026-01-31T12:00:00Z',
+      'aria-describedby': 'timeline-time-clock timeline-time-status',
+    })
   );
   const timeStatus = h('span', { id: 'timeline-time-status', role: 'status' });
   const revisionStatus = h('span', { id: 'timeline-goto-status', role: 'status' });
@@ -1726,14 +1804,15 @@ function timeline(log, byId, select, timeTravel, from) {
    * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
    * status; an event with no row at or after it here (written after the page was read) marks no
    * row: the status says so and offers to read the page again, going to it.
-   * @param {ResolvedTime} resolved
+   * @param {ResolvedTime} resolved @param {Schemas['Window']} [window] the window right after it, when read already
    */
-  const goToResolved = (resolved) => {
+  const goToResolved = (resolved, window) => {
     const named = [`revision ${resolved.revision}, recorded `, timeOf(resolved.recordedAt, 'recorded')];
     const index = firstRowFrom(rows, Number(resolved.revision));
     if (index < rows.length) {
       draw(pageOf(index), index, 'target');
       revisionStatus.textContent = '';
+      timeTravel.showWindow(Number(resolved.revision), window, resolved);
       return timeStatus.replaceChildren(...named);
     }
     clearTarget();
@@ -1761,6 +1840,8 @@ function timeline(log, byId, select, timeTravel, from) {
           revisionStatus.textContent = text;
           if (index === undefined) return clearTarget();
           draw(pageOf(index), index, 'target');
+          // The window the model was sent right after the revision asked (the row gone to may be a later one).
+          timeTravel.showWindow(asked);
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -1778,8 +1859,8 @@ function timeline(log, byId, select, timeTravel, from) {
           const typed = time.value.trim();
           timeStatus.textContent = 'resolving…';
           try {
-            const resolved = await timeTravel.resolve(typed);
-            if (asked === timeAsked) goToResolved(resolved);
+            const { resolved, window } = await timeTravel.resolve(typed);
+            if (asked === timeAsked) goToResolved(resolved, window);
           } catch (err) {
             if (asked !== timeAsked) return;
             clearTarget();
@@ -1787,7 +1868,13 @@ function timeline(log, byId, select, timeTravel, from) {
           }
         },
       },
-      h('label', {}, 'Go to time ', time),
+      // The store's clock, not the client time some rows show beside it (a customer's "an hour ago").
+      h('label', {}, 'Go to time (store time, recordedAt) ', time),
+      h(
+        'span',
+        { class: 'muted', id: 'timeline-time-clock' },
+        'goes by when the store recorded each event ("recorded" on a row), not the client time a row may show beside it',
+      ),
       h('button', { type: 'submit' }, 'Go'),
       timeStatus,
     ),
@@ -1811,6 +1898,7 @@ function timeline(log, byId, select, timeTravel, from) {
       item.setAttribute('aria-setsize', String(rows.length));
       if (i === focus && mark) item.classList.add(mark);
       if (i === focus && mark === 'target') item.setAttribute('aria-current', 'location');
+      applyView(item, entry);
       items.push(item);
     }
     fill(list, items);
@@ -1850,7 +1938,7 @@ function timeline(log, byId, select, timeTravel, from) {
   draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
   if (timeTravel.opened) goToResolved(timeTravel.opened);
   return {
-    nodes: [pager, list],
+    nodes: [pager, marksNote, list],
     showCompaction: (id, reveal = true) => {
       // Another compaction selected: the row gone to is no longer where the reader is (one aria-current at a time).
       // (Not the page's first call, which shows the link's compaction beside the row a reread went to.)
@@ -1882,6 +1970,30 @@ function timeline(log, byId, select, timeTravel, from) {
       const el = nth < 0 ? row : /** @type {HTMLElement | undefined} */ (row.querySelectorAll('a, button')[nth]);
       focusOn(el ?? row);
       return el ?? row;
+    },
+    goToEvent: (eventId) => {
+      const index = rows.findIndex((r) => r.eventId === eventId);
+      timeStatus.textContent = '';
+      const entry = rows[index];
+      if (entry === undefined) {
+        clearTarget();
+        return revisionStatus.replaceChildren(
+          'event ',
+          stored(eventId),
+          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased`,
+        );
+      }
+      draw(pageOf(index), index, 'target');
+      revisionStatus.replaceChildren('went to event ', stored(eventId), `, revision ${entry.revision} (row ${fmt(index + 1)} of ${fmt(rows.length)})`);
+      timeTravel.showWindow(Number(entry.revision));
+    },
+    viewAt: (revision) => {
+      view = revision;
+      sayMarks();
+      [...list.children].forEach((item, i) => {
+        const entry = rows[start + i];
+        if (entry) applyView(/** @type {HTMLElement} */ (item), entry);
+      });
     },
   };
 }
@@ -1970,7 +2082,16 @@ function diffView(diff, item, close) {
           { class: 'facts' },
           h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.reason ? `${item.outcome} (${item.reason})` : item.outcome)),
           item.triggerStillFires !== null
-            ? h('div', {}, h('dt', {}, 'trigger after'), h('dd', { title: stillFiresTitle }, item.triggerStillFires ? 'still fires' : 'met'))
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'trigger after'),
+                h(
+                  'dd',
+                  { id: 'trigger-after', title: item.triggerStillFires ? stillFiresTitle : quietTitle },
+                  item.triggerStillFires ? 'still fires' : 'no longer fires',
+                ),
+              )
             : null,
           h('div', {}, h('dt', {}, 'origin'), h('dd', {}, item.origin)),
           // who ordered a commanded pass; an automatic one's trigger says why
@@ -2089,8 +2210,350 @@ function diffView(diff, item, close) {
   );
 }
 
+// ---- window at a revision ---------------------------------------------------------------------
+
+/** The two renderings of a window the "Window at revision" panel shows (the API's `format`). */
+/** @typedef {'events' | 'openai'} WindowFormat */
+
+/**
+ * The "Window at revision" panel on screen: its node (`#window-at`); `showAt(revision, window)`,
+ * which shows the window right after `revision` (reading it from the service's time travel,
+ * `GET …/window?atRevision=`, unless `window` is that answer already, in the events format);
+ * `clear()`, which empties it.
+ * @typedef {{
+ *   node: HTMLElement,
+ *   showAt: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
+ *   clear: () => void,
+ * }} WindowAt
+ */
+
+/**
+ * The text of an OpenAI message's `content`: the string, or its text parts joined; '' for null.
+ * @param {Schemas['OpenAiMessage']['content']} content
+ * @returns {string}
+ */
+function contentText(content) {
+  if (content === null || content === undefined) return '';
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+}
+
+/**
+ * One event of a window in the native shape (`format=events`): `<li data-event>` with its type,
+ * id, revision, cost in `estimator`, when it was created (the API's `createdAt`: the client's
+ * time when it sent one, else when the store recorded it), its text, tool calls or tool results;
+ * a summary marked `summary` with a link to the compaction that wrote it.
+ * @param {Schemas['WindowEvent']} event @param {Schemas['Estimator']} estimator
+ * @param {(id: string) => string} compactionHref the link that selects a compaction
+ * @returns {HTMLElement}
+ */
+function windowEventRow(event, estimator, compactionHref) {
+  const e = /** @type {any} */ (event);
+  /** @type {Array<Node | string>} */
+  const body = [];
+  if (e.type === 'tool') for (const r of e.responses ?? []) body.push(h('div', {}, stored(r.name), ': ', excerpt(r.data)));
+  else {
+    if (e.text) body.push(excerpt(e.text, 'div'));
+    if (e.refusal) body.push(h('div', {}, 'refusal: ', excerpt(e.refusal)));
+    for (const c of e.toolCalls ?? []) body.push(h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')'));
+  }
+  return h(
+    'li',
+    { class: e.type === 'summary' ? 'summary' : '', 'data-event': e.id },
+    h('span', { class: 'muted' }, `#${e.revision} `),
+    h('span', { class: 'kind' }, e.type),
+    h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${estimator} · created `, timeOf(e.createdAt, CREATED_LABEL), ' '),
+    e.type === 'summary' && e.compactionId
+      ? h(
+          'a',
+          {
+            href: compactionHref(e.compactionId),
+            'aria-label': `written by ${revealedText(short(e.compactionId))}, compaction ${revealedText(e.compactionId)}`,
+          },
+          'written by ',
+          stored(short(e.compactionId)),
+        )
+      : null,
+    h('div', { class: 'preview' }, body),
+  );
+}
+
+/** What a window event's or recall hit's `createdAt` is, for its tooltip (the API's definition). */
+const CREATED_LABEL = "createdAt: the client's time when it sent one, else when the store recorded the event";
+
+/**
+ * One message of a window in the OpenAI shape (`format=openai`, what the model receives):
+ * `<li data-role>` with its role (and `name`), its content, an assistant's `tool_calls` (name,
+ * arguments, id) and refusal, a tool message's `tool_call_id`.
+ * @param {Schemas['OpenAiMessage']} message @param {number} index its place among the messages (0-based)
+ * @returns {HTMLElement}
+ */
+function openAiMessageRow(message, index) {
+  const m = /** @type {any} */ (message);
+  return h(
+    'li',
+    { class: m.role === 'system' ? 'decision' : '', 'data-role': m.role },
+    h('span', { class: 'muted' }, `${index + 1}. `),
+    h('span', { class: 'kind' }, m.role),
+    m.name !== undefined ? h('span', { class: 'muted' }, 'name ', stored(m.name), ' ') : null,
+    m.role === 'tool' ? h('span', { class: 'muted' }, 'answers call ', stored(m.tool_call_id)) : null,
+    h(
+      'div',
+      { class: 'preview' },
+      m.content === null ? null : excerpt(contentText(m.content), 'div'),
+      m.refusal ? h('div', {}, 'refusal: ', excerpt(m.refusal)) : null,
+      (m.tool_calls ?? []).map((/** @type {any} */ c) =>
+        h('div', {}, '→ ', stored(c.function?.name), '(', excerpt(c.function?.arguments), ') ', h('span', { class: 'muted' }, 'call ', stored(c.id))),
+      ),
+    ),
+  );
+}
+
+/**
+ * The "Window at revision" panel (`#window-at`, its heading `#window-at-heading`): what the model
+ * was sent right after a revision gone to ("Go to revision", "Go to time", a recall hit's row),
+ * read from the service's time travel (`GET …/window?atRevision=N&estimator=…`, README "Time
+ * travel"), in one of two renderings chosen by radio buttons (`Show as`): the window's events as
+ * stored (`format=events`: each event, summaries in their place with the compaction that wrote
+ * them) or the OpenAI messages the model receives (`format=openai`: the system message first, a
+ * summary as its shadow prompt's `user` message and the summary's `assistant` message, tool calls
+ * and results), each read once per revision. Its status (`#window-at-status`, a live region) names
+ * the revision shown, the time "Go to time" resolved to (the store's recorded time), how many
+ * events or messages and their cost in `estimator`; a revision inside a decision shows the window
+ * after it, and the status says so. `onShown(revision)` is called with the revision whose window
+ * is on screen (undefined: none), so the timeline marks what was archived then. Only the latest
+ * revision asked counts; an error shows in the panel.
+ * @param {string} path the session's route
+ * @param {Schemas['Estimator']} estimator the unit of the costs
+ * @param {(id: string) => string} compactionHref the link that selects a compaction
+ * @param {(revision: number | undefined) => void} onShown
+ * @returns {WindowAt}
+ */
+function windowAtPanel(path, estimator, compactionHref, onShown) {
+  /** @type {WindowFormat} */
+  let format = 'events';
+  /** @type {number | undefined} the revision asked (undefined: none) */
+  let asked;
+  /** @type {ResolvedTime | undefined} the event "Go to time" resolved to, for the revision asked */
+  let resolvedTime;
+  /** @type {Map<WindowFormat, Schemas['Window']>} the answers for the revision asked */
+  let answers = new Map();
+  /** Reads started: an answer for an older one is dropped. */
+  let reads = 0;
+  const heading = h('h2', { id: 'window-at-heading', tabindex: '-1' }, 'Window at a revision');
+  const status = h('p', { id: 'window-at-status', role: 'status' });
+  const list = h('ol', { class: 'timeline', id: 'window-at-list', tabindex: '0', 'aria-label': 'Window at a revision: nothing shown' });
+  const intro = h(
+    'p',
+    { class: 'muted', id: 'window-at-intro' },
+    'What the model was sent right after a revision: use "Go to revision" or "Go to time" on the timeline, or a recall hit\'s row link. It is read from the service\'s time travel, as stored or as the OpenAI messages the model receives.',
+  );
+  /** @param {WindowFormat} value @param {string} label */
+  const radio = (value, label) => {
+    const input = /** @type {HTMLInputElement} */ (
+      h('input', { type: 'radio', name: 'window-format', value, checked: value === format, onchange: () => choose(value) })
+    );
+    return h('label', {}, input, ` ${label}`);
+  };
+  const choice = h(
+    'fieldset',
+    { class: 'inline', id: 'window-at-format', hidden: true },
+    h('legend', {}, 'Show as'),
+    radio('events', 'events as stored'),
+    radio('openai', 'OpenAI messages (what the model receives)'),
+  );
+  const close = h('button', { type: 'button', id: 'window-at-close', hidden: true, onclick: () => clear() }, 'Close');
+  /** @param {WindowFormat} value */
+  const choose = (value) => {
+    format = value;
+    if (asked !== undefined) void read();
+  };
+  const clear = () => {
+    reads++;
+    asked = undefined;
+    answers = new Map();
+    heading.textContent = 'Window at a revision';
+    status.textContent = '';
+    list.replaceChildren();
+    list.setAttribute('aria-label', 'Window at a revision: nothing shown');
+    choice.hidden = true;
+    close.hidden = true;
+    intro.hidden = false;
+    onShown(undefined);
+  };
+  /** Shows the answer for the revision asked in the chosen format. @param {Schemas['Window']} window */
+  const draw = (window) => {
+    const w = /** @type {any} */ (window);
+    const items = format === 'openai' ? (w.messages ?? []) : (w.events ?? []);
+    const what = format === 'openai' ? counted(items.length, 'OpenAI message') : `${counted(items.length, 'event')} (summaries included)`;
+    heading.textContent = `Window at revision ${window.revision}`;
+    list.setAttribute('aria-label', `Window at revision ${window.revision}: ${format === 'openai' ? 'the OpenAI messages' : 'its events'}`);
+    const inside = asked !== undefined && Number(window.revision) !== asked;
+    status.replaceChildren(
+      `Right after revision ${window.revision}`,
+      inside ? ` (revision ${asked} is inside a decision: the window after the whole decision, as the service's time travel answers)` : '',
+      ...(resolvedTime
+        ? [', the time gone to resolved to revision ', resolvedTime.revision, ', recorded (store time) ', timeOf(resolvedTime.recordedAt, 'recorded')]
+        : []),
+      `: ${what}, ${fmt(window.tokens)} ${window.estimator}`,
+      format === 'openai' ? ' (the cost of the messages)' : '',
+      '.',
+    );
+    fill(
+      list,
+      format === 'openai'
+        ? items.map((/** @type {Schemas['OpenAiMessage']} */ m, /** @type {number} */ i) => openAiMessageRow(m, i))
+        : items.map((/** @type {Schemas['WindowEvent']} */ e) => windowEventRow(e, window.estimator, compactionHref)),
+    );
+    if (items.length === 0) list.append(h('li', { class: 'muted' }, 'the window was empty'));
+    choice.hidden = false;
+    close.hidden = false;
+    intro.hidden = true;
+    onShown(Number(window.revision));
+  };
+  /** Reads (once) and shows the window at the revision asked in the chosen format. */
+  const read = async () => {
+    const turn = ++reads;
+    const revision = asked;
+    if (revision === undefined) return;
+    const known = answers.get(format);
+    if (known) return draw(known);
+    status.textContent = `reading the window at revision ${revision}…`;
+    const wanted = format;
+    try {
+      /** @type {Schemas['Window']} */
+      const window = await api(`${path}/window?atRevision=${revision}&estimator=${estimator}${wanted === 'openai' ? '&format=openai' : ''}`);
+      if (turn !== reads || !list.isConnected) return;
+      answers.set(wanted, window);
+      draw(window);
+    } catch (err) {
+      if (turn !== reads || !list.isConnected) return;
+      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      heading.textContent = `Window at revision ${revision}`;
+      list.replaceChildren();
+      status.replaceChildren(errorBox(`The window at revision ${revision} could not be read`, err, () => void read()));
+      close.hidden = false;
+      onShown(undefined);
+    }
+  };
+  const node = h(
+    'section',
+    { class: 'panel', id: 'window-at', 'aria-labelledby': 'window-at-heading' },
+    h('div', { class: 'panel-head' }, heading, close),
+    intro,
+    choice,
+    status,
+    list,
+  );
+  return {
+    node,
+    showAt: (revision, window, resolved) => {
+      asked = revision;
+      resolvedTime = resolved;
+      answers = new Map();
+      // The events answer of "Go to time" (`atTime` is the `atRevision` of the event it resolved to) is kept.
+      if (window && 'events' in window && window.estimator === estimator) answers.set('events', window);
+      void read();
+    },
+    clear,
+  };
+}
+
 /** Recall hits read per page (the API answers at most 100). */
 const RECALL_PAGE = 20;
+
+/**
+ * What the session page knows of one of its events, for a recall hit in that session: its
+ * revision, whether its client gave a `createdAt` (`clientTime`), and for a summary the compaction
+ * that wrote it.
+ * @typedef {{ revision: string, clientTime: boolean, compactionId?: string }} KnownEvent
+ */
+
+/**
+ * The link of an event's row on its session's timeline: `#/s/<sessionId>/e/<eventId>`.
+ * @param {string} sessionId @param {string} eventId
+ */
+const eventHref = (sessionId, eventId) => `${sessionHref(sessionId)}/e/${encodeURIComponent(eventId)}`;
+
+/** @typedef {RecallPage['items'][number]} RecallHit */
+
+/**
+ * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
+ * when the hit is in the session on screen (its revision known), else `its row`. Followed to the
+ * link already in the address bar (no hashchange), it goes there again.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ */
+function hitRowLink(hit, known) {
+  const event = known?.(hit.eventId);
+  const href = eventHref(hit.sessionId, hit.eventId);
+  return h(
+    'a',
+    {
+      class: 'row-link',
+      href,
+      'aria-label': `${event ? `revision ${event.revision}` : 'its row'}: go to event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
+      onclick: (e) => {
+        if (location.hash !== href) return;
+        e.preventDefault();
+        void render();
+      },
+    },
+    event ? `revision ${event.revision}` : 'its row',
+  );
+}
+
+/**
+ * A recall hit's time, its clock named: the API's `createdAt` is the client's time when it sent
+ * one, else when the store recorded the event. For a hit in the session on screen the page knows
+ * which (`client time …` or `recorded …`); otherwise `created (client's time, else recorded) …`.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * @returns {Array<Node | string>}
+ */
+function hitTime(hit, known) {
+  const event = known?.(hit.eventId);
+  if (event === undefined) return ["created (client's time, else recorded) ", timeOf(hit.createdAt, CREATED_LABEL, 'when')];
+  return event.clientTime
+    ? ['client time ', timeOf(hit.createdAt, "the client's createdAt", 'when client-time')]
+    : ['recorded ', timeOf(hit.createdAt, 'recorded (the client gave no createdAt)', 'when recorded')];
+}
+
+/**
+ * A summary hit's link to the compaction that wrote it (`written by <short id>`, its details in
+ * the hit's session): the compaction the session page's log names, else the one its id names (a
+ * summary's id is `summary-<compaction id>`); null for other hits.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ */
+function hitWriter(hit, known) {
+  if (hit.type !== 'summary') return null;
+  const id = known?.(hit.eventId)?.compactionId ?? (hit.eventId.startsWith('summary-') ? hit.eventId.slice('summary-'.length) : undefined);
+  if (!id) return null;
+  return h(
+    'a',
+    {
+      class: 'badge added written-by',
+      href: `${sessionHref(hit.sessionId)}/c/${encodeURIComponent(id)}`,
+      'aria-label': `written by ${revealedText(short(id))}, compaction ${revealedText(id)}: open its details`,
+    },
+    'written by ',
+    stored(short(id)),
+  );
+}
+
+/** Recall's `type` filter choices (the event kinds, README "recall"), the first none. */
+const RECALL_KINDS = ['', 'user', 'assistant', 'tool', 'system', 'summary'];
+
+/**
+ * What a recall search was limited to, in words, for its status: `in this session only`, `in
+ * every session`, and its filters: `, summaries only`, `, archived only`, `, in the window only`.
+ * @param {URLSearchParams} query the search as sent
+ */
+function recallScope(query) {
+  const parts = [query.has('sessionId') ? 'in this session only' : 'in every session'];
+  const type = query.get('type');
+  if (type) parts.push(type === 'summary' ? 'summaries only' : `${type} events only`);
+  if (query.get('archived') === 'true') parts.push('archived only');
+  if (query.get('archived') === 'false') parts.push('in the window only');
+  return parts.join(', ');
+}
 
 /**
  * The recall box: a search over everything (this session only when ticked), its hits in pages of
@@ -2103,13 +2566,53 @@ const RECALL_PAGE = 20;
  * the hits on screen, and the status line says so; other refusals show in the results with Retry when it can help. Only
  * the latest search counts: a new one drops the answers of earlier ones, and of their pages; so
  * does a page no longer on screen.
- * @param {string} sessionId
+ *
+ * On a session page (`sessionId` given) "this session only" is ticked at first, and the line
+ * `#recall-scope` says what the next search covers (this session only, or every session of the
+ * tenant) as the box is ticked or not; on the session list (no `sessionId`) it searches every
+ * session (`GET /v1/recall` without `sessionId`). Two filters of recall go with every search:
+ * the kind (`type`: user, assistant, tool, system or summary; "summaries only" answers "is the fact
+ * in a summary?") and archived or not (`archived=true` / `false`). The status names what was
+ * searched (`3 hits, all shown (searched in this session only, summaries only)`; `no hit
+ * (searched in this session only): untick "this session only" to search every session`).
+ * Each hit links to its session, to its row on that session's timeline (`#/s/<id>/e/<eventId>`:
+ * the timeline goes to it and "Window at revision" opens there; named by its revision when the hit
+ * is in the session on screen), a summary to the compaction that wrote it, and says which clock
+ * its time is ({@link hitTime}).
+ * @param {string} [sessionId] the session page's session (undefined: the session list's box)
+ * @param {(eventId: string) => KnownEvent | undefined} [known] the session page's events, by id
  */
-function recallBox(sessionId) {
+function recallBox(sessionId, known) {
   const input = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included', 'aria-label': 'Words to find (archived events included)' })
   );
-  const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
+  const only = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'checkbox', name: 'thisSession', checked: sessionId !== undefined, onchange: () => sayScope() })
+  );
+  const kind = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { name: 'type', id: 'recall-type' },
+      RECALL_KINDS.map((k) => h('option', { value: k }, k === '' ? 'any kind' : k === 'summary' ? 'summaries only' : `${k} only`)),
+    )
+  );
+  const archived = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { name: 'archived', id: 'recall-archived' },
+      h('option', { value: '' }, 'archived or not'),
+      h('option', { value: 'true' }, 'archived only'),
+      h('option', { value: 'false' }, 'in the window only'),
+    )
+  );
+  const scope = h('p', { class: 'muted', id: 'recall-scope' });
+  const sayScope = () => {
+    scope.textContent =
+      sessionId !== undefined && only.checked
+        ? 'Searches this session only ("this session only" is ticked): untick it to search every session of the tenant.'
+        : 'Searches every session of the tenant.';
+  };
+  sayScope();
   const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits', tabindex: '0' });
   // A live region, always in the page (one shown only when it has words is not reliably announced).
   const status = h('p', { class: 'muted', id: 'recall-status', role: 'status' });
@@ -2130,8 +2633,11 @@ function recallBox(sessionId) {
       'li',
       { class: [hit.archived ? 'archived' : '', hit.firstMention ? 'first-mention' : ''].join(' ').trim(), 'data-event': hit.eventId },
       h('span', { class: 'kind' }, hit.type),
-      h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
-      h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
+      h('a', { href: sessionHref(hit.sessionId), 'aria-label': `session ${revealedText(hit.sessionId)}` }, stored(hit.sessionId)),
+      ' ',
+      hitRowLink(hit, known),
+      h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', hitTime(hit, known)),
+      hitWriter(hit, known),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
       // The compaction that archived it: a link opening its details (in the hit's session), named
       // with its visible words and then its full id ({@link archivedByName}).
@@ -2165,7 +2671,9 @@ function recallBox(sessionId) {
     if (fresh) {
       searches++;
       query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
-      if (only.checked) query.set('sessionId', sessionId);
+      if (sessionId !== undefined && only.checked) query.set('sessionId', sessionId);
+      if (kind.value) query.set('type', kind.value);
+      if (archived.value) query.set('archived', archived.value);
       cursor = undefined;
     }
     const turn = searches;
@@ -2189,18 +2697,21 @@ function recallBox(sessionId) {
       if (first) {
         shown = 0;
         results.replaceChildren();
-        if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
+        // Said by the status: hidden from screen readers here (it was said twice).
+        if (answer.items.length === 0) results.append(h('li', { class: 'muted', 'aria-hidden': 'true' }, 'no hit'));
       }
       const firstNew = first ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
+      const where = recallScope(sent);
       status.textContent =
         shown === 0 && !restarted
-          ? 'no hit'
+          ? `no hit (searched ${where})${sent.has('sessionId') ? ': untick "this session only" to search every session' : ''}`
           : (restarted ? `${RESTARTED}; search started again: ` : '') +
-            (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
+            (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`) +
+            ` (searched ${where})`;
       if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (results.children[firstNew] ?? status));
     } catch (err) {
       if (stale()) return;
@@ -2233,8 +2744,8 @@ function recallBox(sessionId) {
   const search = () => void page('new');
   return h(
     'section',
-    { class: 'panel' },
-    h('h2', {}, 'Recall'),
+    { class: 'panel', id: 'recall-panel', 'aria-labelledby': 'recall-heading' },
+    h('h2', { id: 'recall-heading', tabindex: '-1' }, sessionId === undefined ? 'Recall: search every session' : 'Recall'),
     h(
       'form',
       {
@@ -2246,9 +2757,12 @@ function recallBox(sessionId) {
         },
       },
       input,
-      h('label', {}, only, ' this session only'),
+      sessionId !== undefined ? h('label', {}, only, ' this session only') : null,
+      h('label', {}, 'Kind ', kind),
+      h('label', {}, 'Archived ', archived),
       h('button', { type: 'submit' }, 'Search'),
     ),
+    scope,
     status,
     results,
     more,
@@ -2277,14 +2791,23 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
  *   compaction's (the page read again keeps its timeline where it was); the first page without it
  * @param {ResolvedTime} [goneTo] an event "Go to time" resolved to: the timeline opens on its row
+ * @param {string} [eventId] an event of a recall hit's row link: the timeline goes to its row
  */
-async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo, eventId) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions, historyRestarted, erased } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
   );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
+  /** @type {Map<string, KnownEvent>} the page's events, for its recall hits */
+  const knownEvents = new Map();
+  for (const entry of log) {
+    if (entry.type === 'ConversationEventAppended')
+      knownEvents.set(entry.eventId ?? '', { revision: entry.revision, clientTime: typeof (/** @type {any} */ (entry.data)?.createdAt) === 'string' });
+    else if (entry.type === 'SummaryInserted')
+      knownEvents.set(entry.eventId ?? '', { revision: entry.revision, clientTime: false, compactionId: entry.compactionId });
+  }
   const diffSlot = h('div', {
     id: 'diff-slot',
     // Escape inside the open details closes them (as their Close button).
@@ -2376,17 +2899,27 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   /** @param {string} time */
   const resolveTime = async (time) => {
     /** @type {Schemas['Window']} */
-    const window = await api(`${path}/window?atTime=${encodeURIComponent(time)}&estimator=chars`);
+    const window = await api(`${path}/window?atTime=${encodeURIComponent(time)}&estimator=${estimator}`);
     if (!window.resolved) throw new Error('the service answered no resolved revision for this time');
-    return window.resolved;
+    return { resolved: window.resolved, window };
   };
+  /** @type {Timeline | undefined} */
+  let timelineShown;
+  const windowAt = windowAtPanel(path, estimator, compactionHref, (revision) => timelineShown?.viewAt(revision));
   const logTimeline = timeline(
     log,
     byId,
     select,
-    { resolve: resolveTime, asOf, readAgainAt: (resolved) => void render(true, resolved), opened: goneTo },
+    {
+      resolve: resolveTime,
+      asOf,
+      readAgainAt: (resolved) => void render(true, resolved),
+      opened: goneTo,
+      showWindow: (revision, window, resolved) => windowAt.showAt(revision, window, resolved),
+    },
     timelineAt,
   );
+  timelineShown = logTimeline;
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
   /** @type {Element | undefined} what had the keyboard focus when the details were opened (it gets it back on Close) */
@@ -2448,7 +2981,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision },
+    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision, goToEvent: logTimeline.goToEvent },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -2529,7 +3062,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
     h(
       'div',
       { class: 'grid' },
-      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), logTimeline.nodes)),
+      h('div', {}, diffSlot, windowAt.node, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), logTimeline.nodes)),
       h(
         'div',
         {},
@@ -2567,16 +3100,17 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
                 h('tbody', {}, rows),
               ),
         ),
-        recallBox(sessionId),
+        recallBox(sessionId, (eventId) => knownEvents.get(eventId)),
       ),
     ),
   );
   void show(selected, timelineAt === undefined);
+  if (eventId !== undefined) logTimeline.goToEvent(eventId);
   // Said once, now that the read is done (the loading line's progress is not a live region).
   announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
   // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
   if (routed) {
-    if (goneTo) logTimeline.focusTarget();
+    if (goneTo || eventId !== undefined) logTimeline.focusTarget();
     else focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
   }
 }
@@ -2603,6 +3137,7 @@ function pageTitle(sessionId, compactionId) {
  *   has: (compactionId: string) => boolean,
  *   show: (compactionId: string | undefined) => Promise<void>,
  *   timelineAt: () => number | undefined,
+ *   goToEvent: (eventId: string) => void,
  * }} ShownSession
  */
 
@@ -2681,7 +3216,7 @@ async function render(reread = false, goTo) {
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
   showMode();
-  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+))?/);
+  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
   /** @type {string | Array<Node | string>} */
   let what = 'The session list could not be read';
   try {
@@ -2689,7 +3224,14 @@ async function render(reread = false, goTo) {
       what = 'This link could not be opened';
       const sessionId = linkPart(match[1] ?? '');
       const selected = match[2] ? linkPart(match[2]) : undefined;
+      // A recall hit's row link: the timeline goes to that event.
+      const eventId = match[3] ? linkPart(match[3]) : undefined;
       what = ['Session ', stored(sessionId), ' could not be read'];
+      if (!reread && eventId !== undefined && shownSession?.sessionId === sessionId) {
+        clearBanner();
+        await shownSession.show(undefined);
+        return shownSession.goToEvent(eventId);
+      }
       // A compaction of the page's list (or none) opens in place; another one (written since, or
       // unknown) reads the session again, so its list, chart and timeline include it.
       if (!reread && shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
@@ -2700,7 +3242,7 @@ async function render(reread = false, goTo) {
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
       try {
-        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined, eventId);
       } catch (err) {
         // An erased session id: when it was erased, not a bare "not found".
         if (!(err instanceof ApiError && err.code === 'session_not_found' && err.erasedAt !== undefined)) throw err;
@@ -2732,6 +3274,7 @@ function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
   clearBanner();
   clearAnnouncement();
+  document.title = APP_TITLE;
   showPage(false, undefined, h('p', { class: 'muted' }, 'Loading…'));
   void render();
 }

@@ -1,0 +1,285 @@
+/**
+ * The audit page at `/ui` as a support engineer uses it (newcomer ncsupport's findings), in a real
+ * browser against a real service (open mode): "what did the model see at revision N / at time T"
+ * (the "Window at revision" panel, opened by "Go to revision" and "Go to time", as stored or as the
+ * OpenAI messages the model receives, the timeline's "archived by" marks as of that revision).
+ * Recall hits link to their timeline row and a summary to its compaction, their clock named.
+ * Recall from the session list (every session of the tenant) and, on a session page, saying
+ * when it searched that session only; its kind and archived filters.
+ * A customer's session: a system prompt, a fact said once with a client time two hours before,
+ * a tool call and its result, a compaction that summarizes the fact away, then more turns.
+ * Runs in a few seconds.
+ */
+import type { Browser, Page } from 'playwright-core';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+
+const SESSION = 'sup-customer';
+const USER = 'mia_li_3668';
+/** Another session of the tenant (the customer's phrase is not in it). */
+const OTHER = 'sup-other';
+
+describeWithChromium('audit page for a support engineer', () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+  let compaction: Schemas['CompactionHistoryItem'];
+  let log: Schemas['LogPage'];
+
+  beforeAll(async () => {
+    harness = await startListeningService();
+    client = harness.client();
+    const path = { sessionId: SESSION };
+    const first = [
+      { id: 's0', type: 'system', text: 'You are an airline agent.' },
+      { id: 'c0-5', type: 'user', text: 'No, I do not want travel insurance.', createdAt: '2026-01-01T09:00:00Z' },
+      { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'call_1', name: 'get_reservation', arguments: '{"id":"R1"}' }] },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'get_reservation', data: '{"flight":"HAT001"}' }] },
+      { id: 'a2', type: 'assistant', text: 'Your reservation R1 is on flight HAT001.' },
+      { id: 'u2', type: 'user', text: 'Please change it to a later flight.' },
+      { id: 'a3', type: 'assistant', text: 'Which day would you like?' },
+      { id: 'u3', type: 'user', text: 'Friday, please.' },
+    ];
+    const appended = await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { userId: USER, events: first } as never });
+    expect(appended.response.status).toBe(201);
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 10 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: {
+        events: [
+          { id: 'late-1', type: 'user', text: 'Remember: no insurance!' },
+          { id: 'late-6', type: 'assistant', text: 'Booked, with travel insurance.' },
+        ],
+      },
+    });
+    compaction = (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { ...path, compactionId: data!.compactionId! } } }))
+      .data!;
+    expect(compaction.archivedIds).toContain('c0-5');
+    log = (await client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } })).data!;
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: OTHER } },
+      body: { events: [{ id: 'o1', type: 'user', text: 'Where is my baggage?' }] },
+    });
+    // Recall reads a projection: wait until it has the last event.
+    for (let tries = 0; ; tries++) {
+      const { data: found } = await client.GET('/v1/recall', { params: { query: { q: 'baggage' } } });
+      if (found!.items.length === 1) break;
+      if (tries > 100) throw new Error('recall did not catch up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    ({ browser, page } = await launchChromiumPage());
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  const revisionOf = (eventId: string) => log.events.find((e) => e.eventId === eventId)!.revision;
+  /** The API's window at `revision` in `format` (the page's estimator: the compaction's, as no policy is set). */
+  const windowAt = async (revision: string, format: 'events' | 'openai') =>
+    (
+      await client.GET('/v1/sessions/{sessionId}/window', {
+        params: { path: { sessionId: SESSION }, query: { atRevision: revision, format, estimator: compaction.estimator } },
+      })
+    ).data! as Schemas['Window'] & { events?: Array<{ id: string }>; messages?: Array<{ role: string }> };
+  const openSession = async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    await page.locator('#timeline li').first().waitFor();
+  };
+  const goToRevision = async (revision: string) => {
+    await page.locator('#timeline-goto input[name=revision]').fill(revision);
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${revision}` }).waitFor();
+    await waitInPage(page, "document.querySelector('#window-at-status')?.textContent.startsWith('Right after')");
+  };
+
+  // ncsupport F2: recall was only on a session page, "this session only" ticked and not said.
+  it('searches every session from the session list, with the kind and archived filters; a session page says when it searched that session only', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'searched in every session' }).waitFor();
+    const hits = () => page.locator('#recall-results li[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    // The customer's session (its summary kept the fact too), not the other one.
+    expect(new Set(await hits())).toEqual(new Set(['c0-5', 'late-6', compaction.summary!.id]));
+    // Archived only: the fact the compaction archived.
+    await page.locator('#recall-archived').selectOption('true');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'archived only' }).waitFor();
+    expect(await hits()).toEqual(['c0-5']);
+    expect(await page.locator('#recall-status').innerText()).toBe('1 hit, all shown (searched in every session, archived only)');
+    // Summaries only: is the fact in a summary?
+    await page.locator('#recall-archived').selectOption('');
+    await page.locator('#recall-type').selectOption('summary');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'summaries only' }).waitFor();
+    expect(await hits()).toEqual([compaction.summary!.id]);
+    await page.locator('#recall-type').selectOption('');
+    // On another session's page, "this session only" is ticked: said before and after the search.
+    await page.goto(`${harness.baseUrl}/ui#/s/${OTHER}`);
+    await page.locator('#timeline li').first().waitFor();
+    expect(await page.locator('#recall-scope').innerText()).toContain('Searches this session only');
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'no hit' }).waitFor();
+    expect(await page.locator('#recall-status').innerText()).toBe('no hit (searched in this session only): untick "this session only" to search every session');
+    await page.locator('#recall input[name=thisSession]').uncheck();
+    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+  });
+
+  // ncsupport F8: after Forget or a refused key the title and the announcer still named the session; the refused key stayed.
+  it('"Forget API key" and a refused key leave no session id in the title or the announcer, and no refused key in storage', async () => {
+    const keyed = await startListeningService({ env: { API_KEYS: 'sup-key-1a2b3c4d:tenantA' } });
+    const tab = await browser.newPage();
+    try {
+      await keyed
+        .client('sup-key-1a2b3c4d')
+        .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'sup-keyed' } }, body: { events: [{ type: 'user', text: 'hi' }] } });
+      await tab.goto(`${keyed.baseUrl}/ui#/`);
+      await tab.evaluate("sessionStorage.setItem('session-audit.apiKey', 'sup-key-1a2b3c4d')");
+      await tab.goto(`${keyed.baseUrl}/ui#/s/sup-keyed`);
+      await tab.locator('#timeline').waitFor();
+      await waitInPage(tab, "document.querySelector('#announce').textContent.includes('sup-keyed')");
+      await tab.locator('#forget-key').click();
+      await tab.locator('#key-prompt').waitFor();
+      expect(await tab.title()).not.toContain('sup-keyed');
+      expect(await tab.locator('#announce').textContent()).not.toContain('sup-keyed');
+      // A refused key while browsing: the prompt, nothing of the session, and the key gone from storage.
+      await tab.locator('#key-prompt input[name=apiKey]').fill('sup-key-1a2b3c4d');
+      await tab.locator('#key-prompt button[type=submit]').click();
+      await tab.locator('#timeline').waitFor();
+      await waitInPage(tab, "document.querySelector('#announce').textContent.includes('sup-keyed')");
+      await tab.evaluate("sessionStorage.setItem('session-audit.apiKey', 'not-a-real-key-000')");
+      await tab.locator('#as-of a').click();
+      await tab.locator('#key-prompt').waitFor();
+      expect(await tab.locator('#key-prompt').innerText()).toContain('the service refused this API key');
+      expect(await tab.title()).not.toContain('sup-keyed');
+      expect(await tab.locator('#announce').textContent()).not.toContain('sup-keyed');
+      expect(await tab.evaluate("sessionStorage.getItem('session-audit.apiKey')")).toBeNull();
+    } finally {
+      await tab.close();
+      await keyed.stop();
+    }
+  });
+
+  // ncsupport F6: the details said "trigger after: met" for triggerStillFires false.
+  it('says "no longer fires" in a compaction\'s details when the API says its trigger no longer fires, with a tooltip that fits', async () => {
+    const path = { sessionId: 'sup-trigger' };
+    const events = Array.from({ length: 12 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of a talk` }));
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events } });
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: 4 }, trigger: { type: 'turn-count', maxTurns: 3 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    const { data: item } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+      params: { path: { ...path, compactionId: data!.compactionId! } },
+    });
+    expect(item!.triggerStillFires).toBe(false);
+    await page.goto(`${harness.baseUrl}/ui#/s/sup-trigger/c/${data!.compactionId}`);
+    await page.locator('#trigger-after').waitFor();
+    expect(await page.locator('#trigger-after').innerText()).toBe('no longer fires');
+    expect(await page.locator('#trigger-after').getAttribute('title')).toContain('no longer fires (triggerStillFires: false)');
+  });
+
+  // ncsupport F3: a hit had no link to its row, a summary none to its compaction, and its time no clock named.
+  it('links each recall hit to its timeline row (its revision named), a summary to the compaction that wrote it, and names the clock of its time', async () => {
+    await openSession();
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+    const hit = (id: string) => page.locator(`#recall-results li[data-event="${id}"]`);
+    const fact = revisionOf('c0-5');
+    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe(`revision ${fact}`);
+    expect(await hit('c0-5').locator('a.row-link').getAttribute('href')).toBe(`#/s/${SESSION}/e/c0-5`);
+    expect(await hit('c0-5').innerText()).toContain('client time 2026-01-01 09:00:00.000 UTC');
+    const booked = log.events.find((e) => e.eventId === 'late-6')!;
+    expect(await hit('late-6').innerText()).toContain(`recorded ${booked.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    const writer = hit(compaction.summary!.id).locator('a.written-by');
+    expect(await writer.getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+    // The row link goes to the row on this page, and opens the window at its revision.
+    await hit('c0-5').locator('a.row-link').click();
+    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${fact}` }).waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toContain(`went to event c0-5, revision ${fact}`);
+    // From the session list (every session): the row link opens the session on that row; the time says its clock may be either.
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    await page.locator('#recall input[name=recall]').fill('travel insurance');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+    expect(await hit('c0-5').innerText()).toContain("created (client's time, else recorded) 2026-01-01 09:00:00.000 UTC");
+    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe('its row');
+    await hit('c0-5').locator('a.row-link').click();
+    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+  });
+
+  // ncsupport F1: "Go to revision" only outlined a row; the window at that revision was shown nowhere.
+  it('shows the window at the revision gone to: its events, the summary in its place, its tokens; and as the OpenAI messages the model receives', async () => {
+    await openSession();
+    const at = revisionOf('late-6');
+    await goToRevision(at);
+    const events = await windowAt(at, 'events');
+    expect(await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).toEqual(
+      events.events!.map((e) => e.id),
+    );
+    const summaryRow = page.locator(`#window-at-list li.summary[data-event="${compaction.summary!.id}"]`);
+    expect(await summaryRow.innerText()).toContain(compaction.summary!.text.slice(0, 40));
+    expect(await summaryRow.locator('a').getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+    expect(await page.locator('#window-at-status').innerText()).toContain(`${events.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+    // What the model receives: the system message first, the summary as a user + assistant pair, the tool call and its result.
+    await page.locator('#window-at-format input[value=openai]').check();
+    await page.locator('#window-at-list li[data-role]').first().waitFor();
+    const openai = await windowAt(at, 'openai');
+    const roles = await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
+    expect(roles).toEqual(openai.messages!.map((m) => m.role));
+    expect(roles[0]).toBe('system');
+    expect(roles.slice(1, 3)).toEqual(['user', 'assistant']);
+    expect(await page.locator('#window-at-list li').nth(2).innerText()).toContain(compaction.summary!.text.slice(0, 40));
+    expect(await page.locator('#window-at-status').innerText()).toContain(`${openai.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+    // Named for screen readers: a region with its heading, the list a named scroll box.
+    expect(await page.locator('#window-at-list').getAttribute('aria-label')).toBe(`Window at revision ${at}: the OpenAI messages`);
+    expect(await page.locator('#window-at').getAttribute('aria-labelledby')).toBe('window-at-heading');
+  });
+
+  it('marks the timeline as of the revision gone to: an event still in the window then is not marked archived', async () => {
+    await openSession();
+    const row = page.locator('#timeline li[data-event="c0-5"]');
+    expect(await row.getAttribute('class')).toContain('archived');
+    expect(await page.locator('#timeline-marks').innerText()).toContain(`as of revision ${log.revision}, the page's revision`);
+    const before = revisionOf('u3');
+    await page.locator('#window-at-format input[value=events]').check();
+    await goToRevision(before);
+    // The fact was in the window at that revision.
+    expect(await page.locator('#window-at-list li[data-event="c0-5"]').count()).toBe(1);
+    expect(await row.getAttribute('class')).not.toContain('archived');
+    expect(await row.locator('.archived-by').isHidden()).toBe(true);
+    expect(await row.innerText()).toContain('archived later, at revision');
+    expect(await page.locator('#timeline-marks').innerText()).toContain(`as of revision ${before}`);
+    expect(await page.locator('#timeline li[data-event="late-1"]').getAttribute('class')).toContain('after-view');
+    // Closing the window puts the marks back as of the page's revision.
+    await page.locator('#window-at-close').click();
+    expect(await row.getAttribute('class')).toContain('archived');
+    expect(await row.locator('.archived-by').isVisible()).toBe(true);
+  });
+
+  it('"Go to time" shows the window right after the event the time resolved to, naming its store time', async () => {
+    await openSession();
+    const last = log.events.find((e) => e.eventId === 'late-6')!;
+    await page.locator('#timeline-goto-time input[name=time]').fill(last.recordedAt);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${last.revision}` }).waitFor();
+    const status = await page.locator('#window-at-status').innerText();
+    expect(status).toContain(`recorded (store time) ${last.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    expect(await page.locator('#window-at-list li[data-event="late-6"]').count()).toBe(1);
+  });
+});
