@@ -3,7 +3,11 @@
  * driving Debian's Chromium; Tab, Shift+Tab, Enter, Space and Escape; the accessibility tree read
  * through the Chrome DevTools Protocol and aria snapshots). README "Audit page and typed client",
  * keyboard and screen readers:
- *  - "Skip to content" is the first Tab stop; the focus ring is a solid 3 px line at 3:1 or more;
+ *  - "Skip to content" is the first Tab stop, a session page's skip links to Compactions, Recall
+ *    and an open "Window at revision" the next; the focus ring is a solid 3 px line at 3:1 or more;
+ *  - the timeline is one Tab stop (a roving tabindex over its rows): the arrow keys, Page Up/Down,
+ *    Home and End move between rows across its pages, Enter or Space opens a row's compaction, Tab
+ *    goes through the row's links and then leaves it; a row says so when the focus enters it;
  *  - each compaction of the list and each mark on the chart is a link (the chart's marks one Tab
  *    stop, the arrow keys moving between them): Enter opens its details, whose heading takes the
  *    focus; Close or Escape closes them and gives the focus back, also to an "archived by" link of
@@ -605,12 +609,14 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
       }))`);
 
   // Last stop's leftover: the timeline and the diff's lists scrolled, but the keyboard could not reach them to scroll.
-  it("makes every scroll box a named Tab stop: the timeline, the recall hits and a compaction's before and after lists", async () => {
+  it("makes every scroll box a named Tab stop (the timeline by its one row that is): the timeline, the recall hits and a compaction's before and after lists", async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
     await page.locator('#timeline li').first().waitFor();
     const onSession = await scrollBoxes();
     expect(onSession.map((b) => b.box)).toContain('timeline');
-    for (const box of onSession) expect(box).toEqual({ box: box.box, tabIndex: 0, named: true });
+    // The timeline's Tab stop is its active row (a roving tabindex): the arrow keys move it and scroll the box.
+    for (const box of onSession) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
+    expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
     const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
     await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${data!.compactions[0].compactionId}`);
     await page.locator('.diff ol').first().waitFor();
@@ -621,6 +627,120 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
       { tabIndex: 0, name: "Before: the window's events" },
       { tabIndex: 0, name: "After: the window's events" },
     ]);
-    for (const box of await scrollBoxes()) expect(box).toEqual({ box: box.box, tabIndex: 0, named: true });
+    for (const box of await scrollBoxes()) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
+  });
+
+  /** The focused timeline row's place in the whole (`aria-posinset`), or null when the focus is not on a row. */
+  const rowPlace = (): Promise<number | null> =>
+    page.evaluate<number | null>("document.activeElement?.matches('#timeline > li') ? Number(document.activeElement.getAttribute('aria-posinset')) : null");
+
+  // ncsupport F5: every "archived by" link was a Tab stop: Compactions was 48 Tabs away and Recall 52 (218 on a 1,500-entry session).
+  it('offers skip links to Compactions and Recall after "Skip to content", shown on focus, and reaches Recall in few Tabs', async () => {
+    await openSession();
+    for (const name of ['Skip to content', 'Skip to compactions', 'Skip to recall']) {
+      await page.keyboard.press('Tab');
+      expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name });
+      const box = await page.evaluate<{ top: number; height: number }>('document.activeElement.getBoundingClientRect().toJSON()');
+      expect(box.top).toBeGreaterThanOrEqual(0);
+      expect(box.height).toBeGreaterThan(10);
+    }
+    // No skip link to "Window at revision" while it is closed.
+    expect(await page.locator('#skip-window-at').isHidden()).toBe(true);
+    await page.keyboard.press('Enter');
+    await waitInPage(page, "document.activeElement?.id === 'recall-heading'");
+    expect(page.url()).toMatch(new RegExp(`#/s/${SESSION}$`));
+    await page.keyboard.press('Tab');
+    expect((await ax(page, ':focus')).name).toBe('Words to find (archived events included)');
+    await page.locator('#skip-compactions').focus();
+    await page.keyboard.press('Enter');
+    await waitInPage(page, "document.activeElement?.id === 'compactions-heading'");
+    await page.keyboard.press('Tab');
+    expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: `compaction #1 ${compactionIds[0]}` });
+
+    // With Tab alone, from the top: the timeline is one stop (its row, then that row's links).
+    await openSession();
+    let tabs = 0;
+    let inTimeline = 0;
+    while (!(await page.evaluate<boolean>("document.activeElement?.getAttribute('name') === 'recall'"))) {
+      await page.keyboard.press('Tab');
+      if ((await focused(page)).inside.includes('#timeline')) inTimeline++;
+      if (++tabs > 60) throw new Error(`recall not reached in ${tabs} Tabs`);
+    }
+    expect(tabs).toBeLessThan(30);
+    expect(inTimeline).toBeGreaterThanOrEqual(1);
+    expect(inTimeline).toBeLessThanOrEqual(3);
+
+    // "Window at revision" open: its skip link shows, after Recall's, and takes the focus to its heading; Close hides it.
+    await page.locator('#timeline-goto input[name=revision]').fill('230');
+    await page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await page.locator('#window-at-heading', { hasText: 'Window at revision 230' }).waitFor();
+    await page.locator('#skip-recall').focus();
+    await page.keyboard.press('Tab');
+    expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: 'Skip to "Window at revision"' });
+    await page.keyboard.press('Enter');
+    await waitInPage(page, "document.activeElement?.id === 'window-at-heading'");
+    await page.locator('#window-at-close').click();
+    expect(await page.locator('#skip-window-at').isHidden()).toBe(true);
+  });
+
+  it("moves between timeline rows with the arrow keys, Page Up/Down, Home and End across pages; Enter opens a row's compaction; Tab goes through its links, then out", async () => {
+    await openSession();
+    await page.locator('#timeline-goto-time button[type=submit]').focus();
+    await page.keyboard.press('Tab');
+    expect(await rowPlace()).toBe(1);
+    const first = await ax(page, ':focus');
+    expect(first.role).toBe('listitem');
+    expect(first.description).toMatch(/^Keyboard: the timeline is one Tab stop, a row\. Up and Down arrows/);
+    expect(await page.locator('#timeline-keys').isVisible()).toBe(true);
+    await page.keyboard.press('ArrowUp');
+    expect(await rowPlace()).toBe(1);
+    await page.keyboard.press('ArrowDown');
+    expect(await rowPlace()).toBe(2);
+    // Said once, when the focus entered: not at every arrow key.
+    expect((await ax(page, ':focus')).description).toBe('');
+    await page.keyboard.press('PageDown');
+    expect(await rowPlace()).toBe(12);
+    await page.keyboard.press('PageUp');
+    expect(await rowPlace()).toBe(2);
+    const total = Number(await page.evaluate<string>("document.querySelector('#timeline > li').getAttribute('aria-setsize')"));
+    await page.keyboard.press('End');
+    expect(await rowPlace()).toBe(total);
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
+    await page.keyboard.press('Home');
+    expect(await rowPlace()).toBe(1);
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
+    // Down from the page's last row turns to the next page.
+    for (let i = 0; i < 19; i++) await page.keyboard.press('PageDown');
+    for (let i = 0; i < 9; i++) await page.keyboard.press('ArrowDown');
+    expect(await rowPlace()).toBe(200);
+    await page.keyboard.press('ArrowDown');
+    expect(await rowPlace()).toBe(201);
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
+    // One Tab stop on the timeline, wherever the focus went.
+    expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
+
+    // Enter on an archived row opens the compaction that archived it; Escape gives the focus back to the row.
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate("document.activeElement.classList.contains('archived')")).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
+    await page.keyboard.press('Escape');
+    await page.locator('#diff').waitFor({ state: 'detached' });
+    await waitInPage(page, "document.activeElement?.matches('#timeline > li') === true");
+    expect(await rowPlace()).toBe(2);
+    // Tab goes to the row's "archived by" link, then out of the timeline; Shift+Tab comes back the same way.
+    await page.keyboard.press('Tab');
+    expect((await ax(page, ':focus')).name).toBe(`archived by ${compactionIds[0].slice(0, 8)}…, compaction ${compactionIds[0]}`);
+    await page.keyboard.press('Tab');
+    expect((await focused(page)).inside).not.toContain('#timeline');
+    await page.keyboard.press('Shift+Tab');
+    expect((await ax(page, ':focus')).name).toMatch(/^archived by /);
+    await page.keyboard.press('Shift+Tab');
+    expect(await rowPlace()).toBe(2);
+    // Space does what Enter does.
+    await page.keyboard.press('Space');
+    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
   });
 });

@@ -1474,6 +1474,22 @@ const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 
  */
 const TIMELINE_PAGE = 200;
 
+/** Rows the timeline's Page Up and Page Down keys move by. */
+const TIMELINE_STEP = 10;
+
+/** What the keyboard does on a timeline (beside it, and a row's description when the focus enters the timeline). */
+const TIMELINE_KEYS = `Keyboard: the timeline is one Tab stop, a row. Up and Down arrows go to the previous and next row (across pages), Page Up and Page Down ${TIMELINE_STEP} rows, Home and End the first and last; Enter or Space opens the row's compaction (its "archived by" or marker link; a row without one has no action); Tab goes through the row's links, then leaves the timeline.`;
+
+/**
+ * A timeline row's primary action, what Enter or Space on the row does: its first link or button
+ * shown ("archived by", a compaction's marker); undefined for a row with none.
+ * @param {Element} row
+ * @returns {HTMLElement | undefined}
+ */
+function primaryAction(row) {
+  return /** @type {HTMLElement | undefined} */ ([...row.querySelectorAll('a, button')].find((el) => !(/** @type {HTMLElement} */ (el).hidden)));
+}
+
 /**
  * When a log entry happened, for its timeline row (`<span class="when">`): the time the store
  * recorded it (`recordedAt`, {@link timeOf}), and for a conversation event whose client gave a
@@ -1695,7 +1711,10 @@ function scrollIntoList(list, row) {
  * "read again" link that reads the session again and goes to it). Selecting a compaction turns to its row
  * ({@link Timeline}`.showCompaction`); one row at a time carries `aria-current`: the row gone to,
  * else the selected compaction's. Every row carries its place in the whole
- * (`aria-posinset`, `aria-setsize`), for screen readers.
+ * (`aria-posinset`, `aria-setsize`), for screen readers. The list is one Tab stop, a row (a roving
+ * tabindex: the page's first row, then the one last focused or gone to; {@link TIMELINE_KEYS}):
+ * the arrow keys, Page Up/Down, Home and End move the focus between rows, turning pages; Enter or
+ * Space runs the row's {@link primaryAction}; Tab goes through the row's links, then leaves.
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
  * @param {(id: string) => void} select selects a compaction (its link)
@@ -1750,8 +1769,73 @@ function timeline(log, byId, select, timeTravel, from) {
     item.querySelector('.archived-later')?.remove();
     if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
   };
-  // A scroll box: a Tab stop, so the keyboard can scroll it (named by its heading).
-  const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading', tabindex: '0' });
+  // A scroll box named by its heading; its one Tab stop is a row ({@link TIMELINE_KEYS}), which the arrow keys move and scroll.
+  const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading' });
+  /** What the keyboard does on the timeline: said beside it, and to a screen reader as the row's description when the focus enters it. */
+  const keysNote = h('p', { class: 'muted', id: 'timeline-keys' }, TIMELINE_KEYS);
+  /** @type {number} the row (an index in `rows`) that is the timeline's one Tab stop (a roving tabindex) */
+  let active = 0;
+  /**
+   * Makes row `index` the timeline's one Tab stop (`tabindex="0"`, with its links and buttons: Tab
+   * goes through them, then leaves the timeline); every other row and its links `tabindex="-1"`.
+   * @param {number} index
+   */
+  const setStop = (index) => {
+    active = index;
+    [...list.children].forEach((item, i) => {
+      const on = start + i === index;
+      item.setAttribute('tabindex', on ? '0' : '-1');
+      for (const action of item.querySelectorAll('a, button')) action.setAttribute('tabindex', on ? '0' : '-1');
+    });
+  };
+  /** The row of the list that holds `el` (or is it), and its index in `rows`; undefined outside the list. @param {EventTarget | null} el */
+  const rowAt = (el) => {
+    let row = /** @type {Element | null} */ (el instanceof Element ? el : null);
+    while (row && row.parentElement !== list) row = row.parentElement;
+    return row ? { row: /** @type {HTMLElement} */ (row), index: start + [...list.children].indexOf(row) } : undefined;
+  };
+  /** Moves the keyboard focus to row `index` (clamped to the timeline), turning to its page. @param {number} index */
+  const moveTo = (index) => {
+    const to = Math.max(0, Math.min(rows.length - 1, index));
+    if (to < start || to >= start + TIMELINE_PAGE) draw(pageOf(to), to);
+    const row = /** @type {HTMLElement | undefined} */ (list.children[to - start]);
+    if (!row) return;
+    scrollIntoList(list, row);
+    focusOn(row);
+  };
+  list.addEventListener('focusin', (/** @type {Event} */ e) => {
+    const at = rowAt(e.target);
+    if (!at) return;
+    if (at.index !== active || at.row.tabIndex !== 0) setStop(at.index);
+    // Entering the timeline from outside, a screen reader hears what the keys do (not at every arrow key).
+    const outside = !list.contains(/** @type {Node | null} */ (/** @type {FocusEvent} */ (e).relatedTarget));
+    for (const item of list.querySelectorAll('li[aria-describedby]')) if (item !== at.row || !outside) item.removeAttribute('aria-describedby');
+    if (outside && e.target === at.row) at.row.setAttribute('aria-describedby', 'timeline-keys');
+  });
+  list.addEventListener('keydown', (/** @type {Event} */ e) => {
+    const { key, altKey, ctrlKey, metaKey, shiftKey } = /** @type {KeyboardEvent} */ (e);
+    const at = rowAt(document.activeElement);
+    if (!at || altKey || ctrlKey || metaKey) return;
+    if (key === 'Enter' || key === ' ') {
+      // On the row itself (a link keeps its own Enter): its primary action, the first link it shows.
+      if (document.activeElement !== at.row || shiftKey) return;
+      e.preventDefault();
+      /** @type {HTMLElement | undefined} */ (primaryAction(at.row))?.click();
+      return;
+    }
+    /** @type {Record<string, number>} */
+    const to = {
+      ArrowDown: at.index + 1,
+      ArrowUp: at.index - 1,
+      PageDown: at.index + TIMELINE_STEP,
+      PageUp: at.index - TIMELINE_STEP,
+      Home: 0,
+      End: rows.length - 1,
+    };
+    if (!(key in to) || shiftKey) return;
+    e.preventDefault();
+    moveTo(/** @type {number} */ (to[key]));
+  });
   const paged = rows.length > TIMELINE_PAGE;
   const lastStart = Math.max(0, Math.floor((rows.length - 1) / TIMELINE_PAGE) * TIMELINE_PAGE);
   /** the index of the page's first row */
@@ -1902,6 +1986,8 @@ function timeline(log, byId, select, timeTravel, from) {
       items.push(item);
     }
     fill(list, items);
+    // The Tab stop: the row gone to, else the one that was (on this page), else the page's first.
+    setStop(focus !== undefined ? focus : active >= start && active < end ? active : start);
     markSelected();
     const first = rows[start]?.revision;
     const last = rows[end - 1]?.revision;
@@ -1938,7 +2024,7 @@ function timeline(log, byId, select, timeTravel, from) {
   draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
   if (timeTravel.opened) goToResolved(timeTravel.opened);
   return {
-    nodes: [pager, marksNote, list],
+    nodes: [pager, marksNote, keysNote, list],
     showCompaction: (id, reveal = true) => {
       // Another compaction selected: the row gone to is no longer where the reader is (one aria-current at a time).
       // (Not the page's first call, which shows the link's compaction beside the row a reread went to.)
@@ -2321,14 +2407,16 @@ function openAiMessageRow(message, index) {
  * events or messages and their cost in `estimator`; a revision inside a decision shows the window
  * after it, and the status says so. `onShown(revision)` is called with the revision whose window
  * is on screen (undefined: none), so the timeline marks what was archived then. Only the latest
- * revision asked counts; an error shows in the panel.
+ * revision asked counts; an error shows in the panel. `onOpen(open)` is called when the panel opens
+ * (a revision asked: its window, its reading or its error shown, with Close) and when it closes.
  * @param {string} path the session's route
  * @param {Schemas['Estimator']} estimator the unit of the costs
  * @param {(id: string) => string} compactionHref the link that selects a compaction
  * @param {(revision: number | undefined) => void} onShown
+ * @param {(open: boolean) => void} [onOpen]
  * @returns {WindowAt}
  */
-function windowAtPanel(path, estimator, compactionHref, onShown) {
+function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => {}) {
   /** @type {WindowFormat} */
   let format = 'events';
   /** @type {number | undefined} the revision asked (undefined: none) */
@@ -2379,6 +2467,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown) {
     close.hidden = true;
     intro.hidden = false;
     onShown(undefined);
+    onOpen(false);
   };
   /** Shows the answer for the revision asked in the chosen format. @param {Schemas['Window']} window */
   const draw = (window) => {
@@ -2448,6 +2537,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown) {
     node,
     showAt: (revision, window, resolved) => {
       asked = revision;
+      onOpen(true);
       resolvedTime = resolved;
       answers = new Map();
       // The events answer of "Go to time" (`atTime` is the `atRevision` of the event it resolved to) is kept.
@@ -2905,7 +2995,16 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
   };
   /** @type {Timeline | undefined} */
   let timelineShown;
-  const windowAt = windowAtPanel(path, estimator, compactionHref, (revision) => timelineShown?.viewAt(revision));
+  // Its skip link shows while it is open (after "Skip to content": the session page's own skip links).
+  const windowSkip = skipLink('skip-window-at', 'Skip to "Window at revision"', () => main.querySelector('#window-at-heading'));
+  windowSkip.hidden = true;
+  const windowAt = windowAtPanel(
+    path,
+    estimator,
+    compactionHref,
+    (revision) => timelineShown?.viewAt(revision),
+    (open) => (windowSkip.hidden = !open),
+  );
   const logTimeline = timeline(
     log,
     byId,
@@ -3104,6 +3203,12 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       ),
     ),
   );
+  // The parts a keyboard user goes to past the chart and the timeline (G1 skip links, after "Skip to content").
+  pageSkips.replaceChildren(
+    skipLink('skip-compactions', 'Skip to compactions', () => main.querySelector('#compactions-heading')),
+    skipLink('skip-recall', 'Skip to recall', () => main.querySelector('#recall-heading')),
+    windowSkip,
+  );
   void show(selected, timelineAt === undefined);
   if (eventId !== undefined) logTimeline.goToEvent(eventId);
   // Said once, now that the read is done (the loading line's progress is not a live region).
@@ -3161,8 +3266,29 @@ let renders = 0;
  */
 function showPage(keep, session, ...nodes) {
   main.replaceChildren(...nodes);
+  pageSkips.replaceChildren();
   pageShown = keep;
   shownSession = session;
+}
+
+/** The page's own skip links, after "Skip to content" (a session page's: {@link skipLink}); emptied by every new page. */
+const pageSkips = /** @type {HTMLElement} */ (document.getElementById('page-skips'));
+
+/**
+ * A skip link of the page (WCAG technique G1): off screen until it has the keyboard focus (as "Skip
+ * to content"), it moves the focus to `target()`'s element (a heading, focusable by script only,
+ * {@link focusOn}) and scrolls it into view. Not by its `href` (`#<id>`, for the status bar): the
+ * route is in the URL's hash.
+ * @param {string} id @param {string} label e.g. "Skip to recall" @param {() => HTMLElement | null} target
+ * @returns {HTMLElement}
+ */
+function skipLink(id, label, target) {
+  const link = h('a', { class: 'skip-link', id, href: '#main' }, label);
+  link.addEventListener('click', (e) => {
+    e.preventDefault();
+    focusOn(target(), true);
+  });
+  return link;
 }
 
 /**
