@@ -282,4 +282,49 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(status).toContain(`recorded (store time) ${last.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
     expect(await page.locator('#window-at-list li[data-event="late-6"]').count()).toBe(1);
   });
+
+  // ncsupport F7: the header named the mode only; with tenant B's key a tenant A session said "does not exist", no key named.
+  it('names the key in use in the header by its last 4 characters (never the whole key), and adds it to a "does not exist" answer', async () => {
+    const [keyA, keyB] = ['sup-key-1a2b3c4d', 'sup-key-9z8y7x6w'];
+    const keyed = await startListeningService({ env: { API_KEYS: `${keyA}:tenantA,${keyB}:tenantB` } });
+    const tab = await browser.newPage();
+    try {
+      await keyed
+        .client(keyA)
+        .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'sup-tenant-a' } }, body: { events: [{ type: 'user', text: 'hi' }] } });
+      await tab.goto(`${keyed.baseUrl}/ui#/`);
+      await tab.evaluate(`sessionStorage.setItem('session-audit.apiKey', '${keyA}')`);
+      await tab.goto(`${keyed.baseUrl}/ui#/s/sup-tenant-a`);
+      await tab.locator('#timeline').waitFor();
+      await tab.locator('#mode', { hasText: 'api-keys' }).waitFor();
+      expect(await tab.locator('#key-in-use').innerText()).toBe('key in use: …3c4d');
+      // Tenant B's key on tenant A's session (a first load: the error in place of the page), then from the list (a banner).
+      await tab.evaluate(`sessionStorage.setItem('session-audit.apiKey', '${keyB}')`);
+      await tab.reload();
+      await tab.locator('#page-error').waitFor();
+      expect(await tab.locator('#key-in-use').innerText()).toBe('key in use: …7x6w');
+      expect(await tab.locator('#page-error').innerText()).toContain(
+        'session "sup-tenant-a" does not exist with the key in use (…7x6w: a session of another tenant is answered so too; with several keys, try another one): no event was appended to it',
+      );
+      await tab.evaluate("location.hash = '#/'");
+      await tab.locator('#sessions').waitFor();
+      await tab.evaluate("location.hash = '#/s/sup-tenant-a'");
+      await tab.locator('#banner:not([hidden])').waitFor();
+      expect(await tab.locator('#banner').innerText()).toContain('does not exist with the key in use (…7x6w');
+      const shown = await tab.evaluate<string>('document.body.innerText');
+      expect(shown).not.toContain(keyB);
+      expect(shown).not.toContain(keyA);
+      await tab.locator('#forget-key').click();
+      await tab.locator('#key-prompt').waitFor();
+      expect(await tab.locator('#key-in-use').isHidden()).toBe(true);
+    } finally {
+      await tab.close();
+      await keyed.stop();
+    }
+    // Open mode: no key, no note.
+    await page.goto(`${harness.baseUrl}/ui#/s/sup-none`);
+    await page.locator('#page-error').waitFor();
+    expect(await page.locator('#key-in-use').isHidden()).toBe(true);
+    expect(await page.locator('#page-error').innerText()).not.toContain('with the key in use');
+  });
 });

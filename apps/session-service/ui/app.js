@@ -7,8 +7,8 @@
  *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff);
  *                              an erased session id says when it was erased ({@link showErased})
  *   #/erasures                 the tenant's erasures, without content ({@link renderErasures})
- * With API keys configured the key is asked once and kept in sessionStorage; without one the page
- * shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
+ * With API keys configured the key is asked once and kept in sessionStorage (the header names it by
+ * its last 4 characters, {@link keyInUse}); without one the page shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
  *
  * A session page is one state: the summary is read first and the log and compaction history are
  * cut at its revision ({@link readSession}), so its figures agree while the session is written
@@ -68,8 +68,53 @@ class ApiError extends Error {
     super(`${message} (${status} ${code})`);
     this.status = status;
     this.code = code;
+    /** the API's message, as answered */
+    this.detail = message;
     this.erasedAt = erasedAt;
   }
+}
+
+/**
+ * The API key this tab sends, as the page may show it: by its last 4 characters (`…3c4d`), never
+ * the whole key (the service's keys have at least 8 characters; a shorter one typed is named by its
+ * length only). The service tells a client neither its key's label (`API_KEYS#2`) nor its tenant.
+ * Undefined without a key.
+ * @returns {string | undefined}
+ */
+function keyInUse() {
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  if (!key) return undefined;
+  return key.length >= 8 ? `…${key.slice(-4)}` : `a key of ${key.length} characters`;
+}
+
+/** Shows the key in use beside the mode in the header (`key in use: …3c4d`, {@link keyInUse}); hidden without a key. */
+function showKeyInUse() {
+  const shown = keyInUse();
+  const el = /** @type {HTMLElement} */ (document.getElementById('key-in-use'));
+  el.hidden = shown === undefined;
+  el.textContent = shown === undefined ? '' : `key in use: ${shown}`;
+  el.title =
+    shown === undefined
+      ? ''
+      : "the API key this tab sends, by its last 4 characters (the service tells a client neither its key's label nor its tenant): each key sees its own tenant's sessions only";
+}
+
+/**
+ * `err` with the key in use named when it says a session does not exist (404 `session_not_found`
+ * without `erasedAt`) and a key is in use: every key reads its own tenant only, so a session of
+ * another tenant is answered so too (`session "s" does not exist with the key in use (…3c4d: …):
+ * no event was appended to it …`). Any other error is returned as it is.
+ * @param {unknown} err
+ * @returns {unknown}
+ */
+function withKeyInUse(err) {
+  const key = keyInUse();
+  if (!(err instanceof ApiError) || err.code !== 'session_not_found' || err.erasedAt !== undefined || key === undefined) return err;
+  const note = ` with the key in use (${key}: a session of another tenant is answered so too; with several keys, try another one)`;
+  const at = err.detail.indexOf(' does not exist');
+  const message =
+    at < 0 ? `${err.detail}${note}` : `${err.detail.slice(0, at + ' does not exist'.length)}${note}${err.detail.slice(at + ' does not exist'.length)}`;
+  return new ApiError(err.status, err.code, message);
 }
 
 /** The request got no answer at all (`fetch` rejected: the service is stopped, unreachable, or the connection broke). */
@@ -544,6 +589,7 @@ function showKeyPrompt(reason) {
   clearAnnouncement();
   document.title = `API key needed – ${APP_TITLE}`;
   /** @type {HTMLElement} */ (document.getElementById('forget-key')).hidden = true;
+  showKeyInUse();
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'password', name: 'apiKey', placeholder: 'API key', autocomplete: 'off', required: true }));
   showPage(
     false,
@@ -3341,6 +3387,7 @@ async function render(reread = false, goTo) {
   const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
+  showKeyInUse();
   showMode();
   const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
   /** @type {string | Array<Node | string>} */
@@ -3385,7 +3432,7 @@ async function render(reread = false, goTo) {
     if (isCurrent()) clearBanner();
     routed = true;
   } catch (err) {
-    if (isCurrent()) failInPlace(what, err, () => void render(reread, goTo));
+    if (isCurrent()) failInPlace(what, withKeyInUse(err), () => void render(reread, goTo));
   } finally {
     if (isCurrent()) clearLoading();
   }
