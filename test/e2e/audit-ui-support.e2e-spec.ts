@@ -6,6 +6,9 @@
  * Recall hits link to their timeline row and a summary to its compaction, their clock named.
  * Recall from the session list (every session of the tenant) and, on a session page, saying
  * when it searched that session only; its kind and archived filters.
+ * The header names the key in use by its last 4 characters, and a session another tenant's key
+ * cannot see says it does not exist "with the key in use"; a compaction re-based onto appends made
+ * while its summarizer ran explains its "based on revision" beside the diff's later Before.
  * A customer's session: a system prompt, a fact said once with a client time two hours before,
  * a tool call and its result, a compaction that summarizes the fact away, then more turns.
  * Runs in a few seconds.
@@ -14,6 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { Schemas, SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+import { ControlledSummarizer } from '../support/service-harness';
 
 const SESSION = 'sup-customer';
 const USER = 'mia_li_3668';
@@ -326,5 +330,57 @@ describeWithChromium('audit page for a support engineer', () => {
     await page.locator('#page-error').waitFor();
     expect(await page.locator('#key-in-use').isHidden()).toBe(true);
     expect(await page.locator('#page-error').innerText()).not.toContain('with the key in use');
+  });
+
+  // ncsupport F10: "based on revision 18" beside "Before: … (revision 22)" was not explained.
+  it('explains "based on revision" of a pass re-based onto appends made while its summarizer ran, and marks them in Before', async () => {
+    const summarizer = new ControlledSummarizer();
+    const held = await startListeningService({ summarizer });
+    try {
+      const heldClient = held.client();
+      const path = { sessionId: 'sup-rebased' };
+      const turns = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i}` }));
+      await heldClient.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns } });
+      const waiting = summarizer.hold();
+      const compacting = heldClient.POST('/v1/sessions/{sessionId}/compactions', {
+        params: { path },
+        body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4 } },
+      });
+      await waiting;
+      for (const id of ['m1', 'm2'])
+        await heldClient.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id, type: 'user', text: `meanwhile ${id}` }] } });
+      summarizer.release();
+      const { data } = await compacting;
+      expect(data!.outcome).toBe('compacted');
+      const { data: diff } = await heldClient.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', {
+        params: { path: { ...path, compactionId: data!.compactionId! } },
+      });
+      const { data: item } = await heldClient.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+        params: { path: { ...path, compactionId: data!.compactionId! } },
+      });
+      const [based, before] = [Number(item!.basedOnRevision), Number(diff!.before.revision)];
+      expect(before - based).toBe(2);
+      await page.goto(`${held.baseUrl}/ui#/s/sup-rebased/c/${data!.compactionId}`);
+      await page.locator('#based-on').waitFor();
+      expect(await page.locator('#based-on').innerText()).toBe(
+        `${based}: the pass planned on the window at revision ${based} (what its strategy and summarizer were given); revisions ${based + 1}–${before} were written while it ran: ` +
+          `its plan still held, so it was re-based onto them (no second summarizer call) and the events appended meanwhile were kept as they were. ` +
+          `Before (revision ${before}) is the window it replaced, with those events (marked "appended meanwhile")`,
+      );
+      const marked = await page.evaluate<string[]>(
+        "[...document.querySelectorAll('.diff > div:first-child li')].filter((li) => li.querySelector('.badge.meanwhile')).map((li) => li.dataset.event)",
+      );
+      expect(marked).toEqual(['m1', 'm2']);
+      expect(await page.locator('.diff > div:last-child .badge.meanwhile').count()).toBe(0);
+    } finally {
+      await held.stop();
+    }
+    // A pass not re-based: its Before is the window it planned on.
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compaction.compactionId}`);
+    await page.locator('#based-on').waitFor();
+    expect(await page.locator('#based-on').innerText()).toBe(
+      `${compaction.basedOnRevision}: the pass planned on the window at revision ${compaction.basedOnRevision} (what its strategy and summarizer were given), the Before below`,
+    );
+    expect(await page.locator('.badge.meanwhile').count()).toBe(0);
   });
 });

@@ -2176,12 +2176,37 @@ function requestedByParts(r) {
 }
 
 /**
+ * What a compaction's "based on revision" means, beside its number: the revision whose window the
+ * pass planned on (what its strategy and summarizer were given, the API's `basedOnRevision`), and,
+ * when the diff's Before is later (`before`, the revision just before the decision's first event),
+ * that the revisions between were written while the pass ran and it was re-based onto them: its
+ * plan still held, so it was written after them without a second summarizer call, the events they
+ * appended kept as they were (README "tokensBefore"; DESIGN §4). E.g. `18: the pass planned on the
+ * window at revision 18 (…); revisions 19–22 were written while it ran: …`.
+ * @param {string} basedOn the item's `basedOnRevision` @param {string} before the diff's `before.revision`
+ * @returns {string}
+ */
+function basedOnText(basedOn, before) {
+  const planned = `${basedOn}: the pass planned on the window at revision ${basedOn} (what its strategy and summarizer were given)`;
+  const from = BigInt(basedOn) + 1n;
+  const to = BigInt(before);
+  if (to < from) return `${planned}, the Before below`;
+  const written = to === from ? `revision ${to} was written` : `revisions ${from}–${to} were written`;
+  return (
+    `${planned}; ${written} while it ran: its plan still held, so it was re-based onto ${to === from ? 'it' : 'them'} (no second summarizer call) ` +
+    `and the events appended meanwhile were kept as they were. Before (revision ${before}) is the window it replaced, with those events (marked "appended meanwhile")`
+  );
+}
+
+/**
  * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
  * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
  * before/after columns and late answers archived on arrival.
  * @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
  */
 function diffView(diff, item, close) {
+  /** Events written after the revision the pass planned on (appended while it ran: it was re-based onto them). */
+  const planned = item === undefined ? undefined : BigInt(item.basedOnRevision);
   /** @param {string} title @param {CompactionDiff['before']} side */
   const column = (title, side) =>
     h(
@@ -2199,6 +2224,13 @@ function diffView(diff, item, close) {
             h('span', { class: 'kind' }, e.type),
             h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
+            planned !== undefined && title === 'Before' && BigInt(e.revision) > planned
+              ? h(
+                  'span',
+                  { class: 'badge meanwhile', title: `appended after revision ${planned}, while the pass ran: not in the window it planned on` },
+                  'appended meanwhile',
+                )
+              : null,
             stored(e.preview, 'div', { class: 'preview' }),
           ),
         ),
@@ -2237,7 +2269,7 @@ function diffView(diff, item, close) {
             : null,
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
-          h('div', {}, h('dt', {}, 'based on revision'), h('dd', {}, item.basedOnRevision)),
+          h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
           h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
           item.summarizer
             ? h(
