@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import { PROBE_MIN_FREE_BYTES, freeBytesShort } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
+import { READ_MODEL_FILE_NAME } from '@lib/session';
+import { LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME } from './data-dir-lock';
 
 /**
  * Creates `dir`'s missing directories one at a time, from the nearest existing one down. Node's recursive
@@ -150,6 +152,15 @@ export function requireEventsFileDirectory(
     isDirectory = null; // ENOTDIR: a path through a file
   }
   const refuse = (problem: string, fix: string) => new ConfigurationError({ variable: 'SQLITE_EVENTS_FILE', value: eventsFile, problem, fix });
+  // A file of the service's own in DATA_DIR (or one of its WAL files): the two stores would share it (newcomer ncverify49 F3).
+  const own = [READ_MODEL_FILE_NAME, LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME].flatMap((name) =>
+    EVENTS_FILE_SUFFIXES.map((suffix) => path.join(dataDir, name + suffix)),
+  );
+  if (own.includes(eventsFile))
+    throw refuse(
+      `is a file the service keeps in DATA_DIR (${path.basename(eventsFile)}): the event store and it would share one file`,
+      'point SQLITE_EVENTS_FILE at a file of its own, e.g. <DATA_DIR>/events.sqlite (the default) or a file on another volume',
+    );
   if (!isDirectory)
     throw refuse(
       isDirectory === false ? `${dir} is not a directory` : `its directory ${dir} does not exist`,

@@ -72,6 +72,23 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     expect((below as Error).message).toMatch(/^SQLITE_EVENTS_FILE=\S+afile\/x\.sqlite: \S+afile is not a directory: /);
   });
 
+  it.each(['read-models.sqlite', 'read-models.sqlite-wal', 'service.lock', 'service.lock.json'])(
+    'given SQLITE_EVENTS_FILE naming DATA_DIR/%s, when the service starts, then it is refused by name: the stores would share one file (ncverify49 F3)',
+    async (name) => {
+      const root = tempDir();
+      const dataDir = path.join(root, 'data');
+      fs.mkdirSync(dataDir);
+      const err = await thrown(() =>
+        createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: path.join(dataDir, name) }, false), { quiet: true }),
+      );
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(
+        `SQLITE_EVENTS_FILE=${path.join(dataDir, name)}: is a file the service keeps in DATA_DIR (${name}): the event store and it would share one file: point SQLITE_EVENTS_FILE at a file of its own, e.g. <DATA_DIR>/events.sqlite (the default) or a file on another volume`,
+      );
+      expect(fs.readdirSync(dataDir)).toEqual([]);
+    },
+  );
+
   it('given SQLITE_EVENTS_FILE that is a directory, when the service starts, then it is refused by name, not by SQLite (ncoperator F1: exit 1, "unable to open database file")', async () => {
     const root = tempDir();
     const dataDir = path.join(root, 'data');

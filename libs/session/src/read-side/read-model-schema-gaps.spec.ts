@@ -69,9 +69,12 @@ describe('read models of this version lacking a table or column', () => {
     ['DROP TABLE window_entries', ['table window_entries']],
     ['ALTER TABLE window_entries DROP COLUMN costs_json', ['column window_entries.costs_json']],
     ['DROP TABLE erasures; DROP TABLE window_entries', ['table window_entries', 'table erasures']],
+    // an upsert's unique index gone: the projector's ON CONFLICT fails (newcomer ncverify49 F1)
+    ['DROP INDEX window_entries_by_id', ['index window_entries_by_id']],
   ])('after `%s` the next open names what is missing and rebuilds the read models from the log: nothing is lost', async (sql, missing) => {
     alter(file, sql);
-    expect(await windowAfterOpen(head)).toEqual({ missing, ids: ['u0', 'u1', 'u2'] });
+    // (a dropped table's indexes go with it: they are named too)
+    expect(await windowAfterOpen(head)).toEqual({ missing: expect.arrayContaining(missing), ids: ['u0', 'u1', 'u2'] });
     expect(await windowAfterOpen(head)).toEqual({ missing: null, ids: ['u0', 'u1', 'u2'] });
   });
 

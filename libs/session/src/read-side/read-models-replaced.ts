@@ -44,10 +44,18 @@ export class ReadModelsAlteredError extends ReadModelsDamagedError {
   }
 }
 
-/** True when `error` is SQLite's answer to a statement naming a table or column the database does not have. */
+/**
+ * True when `error` is SQLite's answer to a statement naming a table or column the database does not
+ * have, or an upsert whose unique index is gone (`ON CONFLICT clause does not match any PRIMARY KEY or
+ * UNIQUE constraint`: a dropped index jammed the projector while `/health` said ok; newcomer ncverify49 F1).
+ */
 export function isSchemaMismatch(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === 'SQLITE_ERROR' && typeof message === 'string' && /^(no such (table|column)|table \S+ has no column named)/.test(message);
+  return (
+    code === 'SQLITE_ERROR' &&
+    typeof message === 'string' &&
+    /^(no such (table|column)|table \S+ has no column named|ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint)/.test(message)
+  );
 }
 
 /**

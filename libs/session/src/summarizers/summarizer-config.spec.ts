@@ -69,6 +69,7 @@ describe('summarizerFromEnv', () => {
     // a port fetch refuses: every call would fail without connecting (newcomer ncverify48 F4)
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:4190/v1', OPENAI_API_KEY: KEY }],
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'https://user:pw@llm.internal:6000/v1' }],
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:0/v1', OPENAI_API_KEY: KEY }],
   ])('rejects a bad %s, naming it and never the key', (variable, env) => {
     const err = configError(env);
     expect(err.variable).toBe(variable);

@@ -106,7 +106,7 @@ export class SummarizerConfigError extends Error {
  * validated even when the extractive summarizer is chosen, so a typo never goes unnoticed.
  *
  * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL, one on
- *   a port `fetch` refuses ({@link fetchBlockedPort}), or one with a fragment or a query parameter
+ *   port 0 or a port `fetch` refuses ({@link fetchBlockedPort}), or one with a fragment or a query parameter
  *   given twice,
  *   `SUMMARIZER_MODEL` blank, a number out of range or not an integer). The message never
  *   contains the API key.
@@ -149,6 +149,14 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
         fix: 'use http or https, e.g. https://api.openai.com/v1',
       });
     }
+    if (url.port === '0')
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: 'port 0 is no port a server can be reached on, so every call would fail',
+        fix: "use the endpoint's port, e.g. http://127.0.0.1:8080/v1 (or none for the scheme's default)",
+      });
     const blocked = fetchBlockedPort(url);
     if (blocked !== undefined) {
       throw new SummarizerConfigError({
