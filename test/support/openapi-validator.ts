@@ -2,7 +2,8 @@
  * Checks real answers against the service's OpenAPI document with Ajv (an independent JSON Schema
  * validator, as a client generated from the document reads them): the route and status must be
  * declared, and the body must match the declared schema (objects the document closes with
- * `additionalProperties: false` refuse any field it does not declare).
+ * `additionalProperties: false` refuse any field it does not declare). Also checks requests
+ * against the document's request schemas ({@link OpenApiRequestValidator}).
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 
@@ -24,6 +25,76 @@ function rebased(schema: unknown): unknown {
       key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? DOCUMENT_ID + value : rebased(value),
     ]),
   );
+}
+
+/**
+ * Validates request parts against one document's own schemas, as a client generated from the
+ * document (or a fuzzer driven by it) would: a parameter's value, a request body. With `strict`
+ * (Ajv's default), a schema strict validators refuse (a `maxLength` without a string type) throws
+ * when compiled. Formats are not checked (a `date-time`'s rule is its `pattern`).
+ */
+export class OpenApiRequestValidator {
+  private readonly ajv: Ajv2020;
+
+  constructor(
+    private readonly document: OpenApiRequestDocument,
+    options: { strict: boolean } = { strict: true },
+  ) {
+    this.ajv = new Ajv2020({ strict: options.strict, allErrors: true, validateFormats: false });
+    // The document's components hold schemas under a key that is no JSON Schema keyword.
+    this.ajv.addKeyword('components');
+    this.ajv.addSchema({ $id: DOCUMENT_ID, components: rebased(document.components) as object });
+  }
+
+  /** The compiled schema of parameter `name` (in query or path) of `method route`. @throws Error when there is none, or Ajv's strict mode refuses it. */
+  parameter(method: string, route: string, name: string): ValidateFunction {
+    const parameter = this.operation(method, route).parameters?.find((p) => p.name === name);
+    if (!parameter) throw new Error(`${method} ${route} has no parameter ${name}`);
+    return this.ajv.compile(rebased(parameter.schema) as object);
+  }
+
+  /** The compiled JSON request body schema of `method route`. @throws Error when there is none, or Ajv's strict mode refuses it. */
+  body(method: string, route: string): ValidateFunction {
+    const schema = this.operation(method, route).requestBody?.content?.['application/json']?.schema;
+    if (!schema) throw new Error(`${method} ${route} has no JSON request body`);
+    return this.ajv.compile(rebased(schema) as object);
+  }
+
+  /** Every parameter and request body schema of the document, compiled (one line per schema Ajv refuses: in strict mode, what it refuses). */
+  strictProblems(): string[] {
+    const problems: string[] = [];
+    for (const [route, methods] of Object.entries(this.document.paths))
+      for (const [method, operation] of Object.entries(methods)) {
+        const parts: Array<[string, unknown]> = (operation.parameters ?? []).map((p) => [`${p.in} ${p.name}`, p.schema]);
+        const body = operation.requestBody?.content?.['application/json']?.schema;
+        if (body) parts.push(['body', body]);
+        for (const [part, schema] of parts)
+          try {
+            this.ajv.compile(rebased(schema) as object);
+          } catch (err) {
+            problems.push(`${method.toUpperCase()} ${route} ${part}: ${(err as Error).message}`);
+          }
+      }
+    return problems;
+  }
+
+  private operation(method: string, route: string): OpenApiRequestOperation {
+    const operation = this.document.paths[route]?.[method.toLowerCase()];
+    if (!operation) throw new Error(`the document has no operation ${method} ${route}`);
+    return operation;
+  }
+}
+
+/** The request parts of an operation this reads. */
+interface OpenApiRequestOperation {
+  parameters?: Array<{ in: string; name: string; schema: unknown }>;
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+}
+
+/** The parts of an OpenAPI document {@link OpenApiRequestValidator} reads. */
+export interface OpenApiRequestDocument {
+  paths: Record<string, Record<string, OpenApiRequestOperation>>;
+  components: { schemas: Record<string, unknown> };
 }
 
 /** Validates answers against one document; collects what does not match. */

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadServiceConfig } from '../../../apps/session-service/src/config/service-config';
 import { createSessionService } from '../../../apps/session-service/src/create-session-service';
+import { ABSENT_EXTRA_FIELD_SCHEMA } from '../../../apps/session-service/src/http/openapi-schemas';
 
 /** Where the generated types live. */
 export const CLIENT_TYPES_FILE = path.join(__dirname, '..', 'src', 'openapi-types.ts');
@@ -39,9 +40,33 @@ export async function fetchServiceOpenApiDocument(): Promise<Record<string, unkn
   }
 }
 
+/** {@link ABSENT_EXTRA_FIELD_SCHEMA} as the document's JSON has it. */
+const ABSENT_EXTRA_FIELD_JSON = JSON.stringify(ABSENT_EXTRA_FIELD_SCHEMA);
+
+/**
+ * `schema` (a JSON value of the document) with every `additionalProperties` that is the OpenAI
+ * input shapes' "other fields only null or []" ({@link ABSENT_EXTRA_FIELD_SCHEMA}) made `false`,
+ * for the types only: openapi-typescript would type it as an index signature `null | unknown[]`,
+ * which the typed fields beside it do not fit (TypeScript refuses every message then). Closed, a
+ * message literal with a field the service would refuse (`audio: { … }`) does not compile; one with
+ * a null or empty field the service ignores must leave it out. A copy; `schema` is not changed.
+ */
+export function withClosedExtraFields(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withClosedExtraFields);
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      // Compared as JSON text (the document's key order is the constant's): a document parsed in another realm (jest's) has other prototypes.
+      key === 'additionalProperties' && JSON.stringify(value) === ABSENT_EXTRA_FIELD_JSON ? false : withClosedExtraFields(value),
+    ]),
+  );
+}
+
 /**
  * The TypeScript source of the client's types for an OpenAPI document: the openapi-typescript
- * CLI (run as a child process: it is an ES module, which jest cannot load) on a temporary copy.
+ * CLI (run as a child process: it is an ES module, which jest cannot load) on a temporary copy
+ * ({@link withClosedExtraFields}).
  * @throws Error with the CLI's output when it fails.
  */
 export function clientTypesSource(document: Record<string, unknown>): string {
@@ -49,7 +74,7 @@ export function clientTypesSource(document: Record<string, unknown>): string {
   try {
     const input = path.join(dir, 'openapi.json');
     const output = path.join(dir, 'openapi-types.ts');
-    fs.writeFileSync(input, JSON.stringify(document));
+    fs.writeFileSync(input, JSON.stringify(withClosedExtraFields(document)));
     const cli = path.join(path.dirname(require.resolve('openapi-typescript/package.json')), 'bin', 'cli.js');
     execFileSync(process.execPath, [cli, input, '--output', output, '--alphabetize'], { stdio: 'pipe' });
     return HEADER + fs.readFileSync(output, 'utf8');

@@ -817,14 +817,12 @@ export interface components {
             sessionId: string;
         };
         /** @description An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id); other fields only null or empty */
-        OpenAiInputMessage: ({
-            content: string | ({
+        OpenAiInputMessage: {
+            content: string | {
                 text: string;
                 /** @constant */
                 type: "text";
-            } & {
-                [key: string]: unknown;
-            })[];
+            }[];
             /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
             createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
@@ -833,16 +831,12 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "system";
-        } & {
-            [key: string]: unknown;
-        }) | ({
-            content: string | ({
+        } | {
+            content: string | {
                 text: string;
                 /** @constant */
                 type: "text";
-            } & {
-                [key: string]: unknown;
-            })[];
+            }[];
             /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
             createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
@@ -851,16 +845,12 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "developer";
-        } & {
-            [key: string]: unknown;
-        }) | ({
-            content: string | ({
+        } | {
+            content: string | {
                 text: string;
                 /** @constant */
                 type: "text";
-            } & {
-                [key: string]: unknown;
-            })[];
+            }[];
             /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
             createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
@@ -869,17 +859,13 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "user";
-        } & {
-            [key: string]: unknown;
-        }) | ({
+        } | {
             /** @description null, absent or [] (each: no text) when tool_calls or refusal says it all */
-            content?: (string | ({
+            content?: (string | {
                 text: string;
                 /** @constant */
                 type: "text";
-            } & {
-                [key: string]: unknown;
-            })[]) | null;
+            }[]) | null;
             /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
             createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
@@ -889,30 +875,22 @@ export interface components {
             refusal?: string | null;
             /** @constant */
             role: "assistant";
-            tool_calls?: ({
+            tool_calls?: {
                 function: {
                     arguments: string;
                     name: string;
-                } & {
-                    [key: string]: unknown;
                 };
                 /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
                 id: string;
                 /** @constant */
                 type?: "function";
-            } & {
-                [key: string]: unknown;
-            })[] | null;
-        } & {
-            [key: string]: unknown;
-        }) | ({
-            content: string | ({
+            }[] | null;
+        } | {
+            content: string | {
                 text: string;
                 /** @constant */
                 type: "text";
-            } & {
-                [key: string]: unknown;
-            })[];
+            }[];
             /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
             createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
@@ -923,9 +901,7 @@ export interface components {
             role: "tool";
             /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
             tool_call_id: string;
-        } & {
-            [key: string]: unknown;
-        });
+        };
         /** @description A chat message in the OpenAI shape (as rendered by format=openai): content as it was sent (a string, or text parts), name and refusal when sent */
         OpenAiMessage: {
             content: string | {
@@ -1209,7 +1185,7 @@ export interface components {
             /** @constant */
             type: "rolling-summary";
         };
-        /** @description When a compaction may run (DESIGN §3.5); absent or null means always */
+        /** @description When a compaction may run (DESIGN §3.5); absent or null means always. any-of and all-of nest at most 8 levels deep (the trigger itself is level 1; an any-of or all-of on level 8 is 400 invalid_parameter) */
         Trigger: {
             /** @description user turns: fires when the active window holds more than maxTurns user events (the turn in progress included) */
             maxTurns: number;
@@ -1221,10 +1197,12 @@ export interface components {
             /** @constant */
             type: "token-count";
         } | {
+            /** @description 1 to 32 triggers, nested at most 8 levels deep in all: fires when at least one of them fires */
             triggers: components["schemas"]["Trigger"][];
             /** @constant */
             type: "any-of";
         } | {
+            /** @description 1 to 32 triggers, nested at most 8 levels deep in all: fires when every one of them fires */
             triggers: components["schemas"]["Trigger"][];
             /** @constant */
             type: "all-of";
@@ -4775,6 +4753,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
                 compactionId: string;
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -5159,6 +5138,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
                 compactionId: string;
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;

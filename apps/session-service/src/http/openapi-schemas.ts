@@ -8,9 +8,11 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
-import { clientIdText, integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
+import { LENGTH_UNIT } from '@lib/session';
+import { clientIdText, integerRangeOf, MAX_TOOL_CALLS_PER_EVENT, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, STRATEGY_PARAMETER_MEANINGS, TriggerSchema } from './response-schemas';
 import { booleanQueryJsonSchema, isBooleanQueryParam } from './boolean-query-param';
+import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
@@ -61,44 +63,78 @@ export const StrategyInputSchema = named(
 
 /** Null counts as absent for an optional field of a message (as `openAiMessagesToEvents` reads it). */
 const absentOrNull = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
-const textPart = z.looseObject({ type: z.literal('text'), text: z.string() }).describe('a text part (other fields only null)');
+
+/**
+ * The JSON Schema of a field a message (or a part, a tool call, its function) does not keep: only
+ * null or an empty list, which count as absent (the SDK's `annotations: []`, `audio: null` on a
+ * reply appended as returned); any other value is refused (400 invalid_message naming the field:
+ * it would be lost). The document's `additionalProperties` of the OpenAI input shapes; the typed
+ * client's types (`libs/client`) show them as closed objects, TypeScript having no type for
+ * "every other key null or []" beside typed keys.
+ */
+export const ABSENT_EXTRA_FIELD_SCHEMA = {
+  anyOf: [{ type: 'null' }, { type: 'array', maxItems: 0 }],
+  description: 'a field the service does not keep: only null or [] (counted as absent); any other value is refused (400 invalid_message)',
+} as const;
+
+/** A `z.strictObject` whose JSON Schema takes {@link ABSENT_EXTRA_FIELD_SCHEMA} for other fields (the fields `openAiMessagesToEvents` ignores). */
+const openAiObject = <T extends z.core.$ZodLooseShape>(shape: T) => z.strictObject(shape).meta({ additionalProperties: ABSENT_EXTRA_FIELD_SCHEMA });
+
+/**
+ * A text of a message, within the bound the service applies to every text once the message is an
+ * event (MAX_TEXT_LENGTH, the native events' `maxLength`: {@link DOC_LIMITS}).
+ */
+const messageText = () => z.string().max(DOC_LIMITS.maxTextLength);
+/** The most text parts one `content` array may hold (an event's `textParts`, `dataParts`). */
+const MAX_TEXT_PARTS = 1024;
+const textPart = openAiObject({ type: z.literal('text'), text: messageText() }).describe('a text part');
+/** Text parts: at most {@link MAX_TEXT_PARTS}, concatenated to the event's text (which MAX_TEXT_LENGTH bounds too). */
+const textParts = () =>
+  z
+    .array(textPart)
+    .max(MAX_TEXT_PARTS)
+    .describe(`text parts (at most ${MAX_TEXT_PARTS}), concatenated: the text is also at most ${DOC_LIMITS.maxTextLength} ${LENGTH_UNIT} in all`);
 /** Content with text: a non-empty string or non-empty text parts (system, developer, user and tool messages). */
-const content = z.union([z.string().min(1), z.array(textPart).min(1)]);
+const content = z.union([messageText().min(1), textParts().min(1)]);
 const common = {
   id: absentOrNull(clientIdText()).describe('the event id (idempotency key); the service assigns one when absent or null'),
-  createdAt: absentOrNull(z.iso.datetime({ offset: true })).describe(
+  createdAt: absentOrNull(z.iso.datetime({ offset: true }).meta({ pattern: CLIENT_DATE_TIME_PATTERN })).describe(
     "when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it",
   ),
-  name: absentOrNull(z.string().min(1)).describe(
+  name: absentOrNull(messageText().min(1)).describe(
     'the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1)',
   ),
 };
 /**
  * An OpenAI chat message as `POST …/messages` accepts it (`openAiMessagesToEvents`): any other
- * field only null or an empty list (they count as absent).
+ * field only null or an empty list (they count as absent: {@link ABSENT_EXTRA_FIELD_SCHEMA}), its
+ * texts bounded as the native events' are.
  */
 export const OpenAiInputMessageSchema = named(
   'OpenAiInputMessage',
   z.discriminatedUnion('role', [
-    z.looseObject({ role: z.literal('system'), content, ...common }),
-    z.looseObject({ role: z.literal('developer'), content, ...common }),
-    z.looseObject({ role: z.literal('user'), content, ...common }),
-    z.looseObject({
+    openAiObject({ role: z.literal('system'), content, ...common }),
+    openAiObject({ role: z.literal('developer'), content, ...common }),
+    openAiObject({ role: z.literal('user'), content, ...common }),
+    // function_call (deprecated by OpenAI) is an other field: only null (the service refuses [] too, as deprecated).
+    openAiObject({
       role: z.literal('assistant'),
-      content: absentOrNull(z.union([z.string(), z.array(textPart)])).describe('null, absent or [] (each: no text) when tool_calls or refusal says it all'),
-      refusal: absentOrNull(z.string()),
+      content: absentOrNull(z.union([messageText(), textParts()])).describe('null, absent or [] (each: no text) when tool_calls or refusal says it all'),
+      refusal: absentOrNull(messageText().min(1)),
       tool_calls: absentOrNull(
-        z.array(
-          z.looseObject({
-            id: clientIdText(),
-            type: z.literal('function').optional(),
-            function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
-          }),
-        ),
+        z
+          .array(
+            openAiObject({
+              id: clientIdText(),
+              type: z.literal('function').optional(),
+              function: openAiObject({ name: messageText().min(1), arguments: messageText() }),
+            }),
+          )
+          .max(MAX_TOOL_CALLS_PER_EVENT),
       ),
       ...common,
     }),
-    z.looseObject({ role: z.literal('tool'), tool_call_id: clientIdText(), content: z.union([z.string(), z.array(textPart)]), ...common }),
+    openAiObject({ role: z.literal('tool'), tool_call_id: clientIdText(), content: z.union([messageText(), textParts().min(1)]), ...common }),
   ]),
   'An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id); other fields only null or empty',
 );
@@ -161,12 +197,14 @@ function nativeEventSchema(schemas: RequestSchemas): Record<string, unknown> {
 
 /**
  * The JSON Schema of an integer query parameter ({@link integerInRange}): an integer in its range
- * (up to 2^53 − 1, what a JSON number holds exactly) or its decimal text (`pattern`), so a typed
- * client passes `limit: 2` or `limit: '2'` (a revision past 2^53 − 1 as text). Both arrive as the
- * same text: the query string has no types.
+ * (up to 2^53 − 1, what a JSON number holds exactly) or its decimal text (`pattern`: the range's
+ * integers only, `maxLength` their digits), so a typed client passes `limit: 2` or `limit: '2'` (a
+ * revision past 2^53 − 1 as text). Both arrive as the same text: the query string has no types.
+ * The text's keywords are in the string branch only (beside the `anyOf`, strict validators such as
+ * Ajv's default mode refuse a `maxLength` that has no string type).
  */
 function integerQueryParameter(json: Record<string, unknown>, range: { minimum: bigint; maximum: bigint }): Record<string, unknown> {
-  const { type, pattern, ...rest } = json;
+  const { type, pattern, maxLength: _maxLength, ...rest } = json;
   const big = range.maximum > BigInt(Number.MAX_SAFE_INTEGER);
   const maximum = big ? Number.MAX_SAFE_INTEGER : Number(range.maximum);
   return {

@@ -22,9 +22,11 @@ import {
   utcExactTime,
 } from '@lib/session';
 import { overLimitMessage } from '@lib/compaction';
-import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
+import { CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
 import { booleanQueryParam } from './boolean-query-param';
+import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
+import { decimalRangePattern } from './decimal-range-pattern';
 
 /**
  * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the
@@ -90,17 +92,18 @@ const INTEGER_RANGES = new WeakMap<object, { minimum: bigint; maximum: bigint }>
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
  * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
- * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern` and
- * `maxLength` (the digits of `max`; in a body too, e.g. the policy's read-only `revision`), and
- * as a query parameter also the integer it is ({@link integerRangeOf}), so that typed clients
- * may pass a number.
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`
+ * (the canonical spellings of the range's integers only, {@link decimalRangePattern}: `limit=0`
+ * and `9223372036854775808` do not match) and `maxLength` (the digits of `max`; in a body too,
+ * e.g. the policy's read-only `revision`), and as a query parameter also the integer it is
+ * ({@link integerRangeOf}), so that typed clients may pass a number.
  */
 export function integerInRange(min: bigint, max: bigint) {
   const message = `must be an integer from ${min} to ${max}, ${CANONICAL_DECIMAL_RULE}`;
   const schema = z
     .string({ error: message })
     .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
-    .meta({ pattern: CANONICAL_DECIMAL_PATTERN, maxLength: String(max).length });
+    .meta({ pattern: decimalRangePattern(min, max), maxLength: String(max).length });
   INTEGER_RANGES.set(schema._zod.def, { minimum: min, maximum: max });
   return schema;
 }
@@ -280,6 +283,7 @@ export function dateTimeFix(text: string, plus = '+'): string | undefined {
  * an instant within years 0001 to 9999 once in UTC ({@link clientTimeInRange}; else 400
  * {@link CLIENT_TIME_RANGE_RULE}). Anything else is refused with {@link dateTimeFix}'s message (a JSON
  * number: {@link epochMillisFix}'s) when it says what to fix (its `+` written as `plus`), else with `formatMessage`.
+ * The OpenAPI document shows both rules as its `pattern` ({@link CLIENT_DATE_TIME_PATTERN}).
  */
 export function clientDateTime(formatMessage: (input: unknown) => string, plus = '+') {
   return z.iso
@@ -292,7 +296,8 @@ export function clientDateTime(formatMessage: (input: unknown) => string, plus =
             ? epochMillisFix(iss.input)
             : undefined) ?? formatMessage(iss.input),
     })
-    .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
+    .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE })
+    .meta({ pattern: CLIENT_DATE_TIME_PATTERN });
 }
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
@@ -423,8 +428,12 @@ export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 /** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
 export const SESSION_ID_RULE = 'use 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..")';
 
-/** Compaction ids (recall's `compactionId` filter): UUIDs, as every compaction id is derived (`compactionIdFor`), in any case. */
-export const COMPACTION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * Compaction ids (recall's `compactionId` filter): UUIDs, as every compaction id is derived
+ * (`compactionIdFor`), in any case (the letters are spelled out rather than a flag, so the
+ * OpenAPI document, which takes the source, says so too).
+ */
+export const COMPACTION_ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** What to fix in a recall `compactionId` that does not match {@link COMPACTION_ID_PATTERN}. */
 export const COMPACTION_ID_RULE =
@@ -466,7 +475,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const nonEmptyText = textOf({ error: (iss) => (iss.input === null ? needsTextMessage : undefined) })
     .pipe(z.string().min(1, { message: needsTextMessage }))
     .meta({ minLength: 1, description: 'a non-empty string: user and system events need text' });
-  const summaryText = text.pipe(z.string().min(1, { message: 'must be a non-empty string: a summary needs text' }));
+  // A text refused when empty: the document shows it with minLength 1 (a pipe's JSON Schema is its input's, the text).
+  const nonEmpty = (message: string) => text.pipe(z.string().min(1, { message })).meta({ minLength: 1 });
+  const summaryText = nonEmpty('must be a non-empty string: a summary needs text');
   const id = clientId;
   const common = {
     id: id.optional(),
@@ -507,12 +518,12 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .optional(),
   };
   // Kept only to render a message as it came in (OpenAI `name` and text parts).
-  const name = text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when the message has no name' }));
+  const name = nonEmpty('must not be empty: leave it out when the message has no name');
   const parts = z.array(text).min(1, { message: 'must hold at least one part' }).max(1024);
   const asSent = { name: name.optional(), textParts: parts.optional() };
   const partsMatch = (e: { text?: string | null; textParts?: string[] }) => e.textParts === undefined || e.textParts.join('') === e.text;
   const partsMessage = { message: 'textParts must concatenate to text (leave textParts out unless the text was sent in parts)', path: ['textParts'] };
-  const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
+  const toolCall = z.strictObject({ id, name: nonEmpty('must not be empty'), arguments: text });
   const toolResponse = z
     .strictObject({ toolCallId: id, name: text, data: text, dataParts: parts.optional() })
     .refine((r) => r.dataParts === undefined || r.dataParts.join('') === r.data, {
@@ -547,7 +558,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
           }),
         })
         .optional(),
-      refusal: text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when there is no refusal' })).optional(),
+      refusal: nonEmpty('must not be empty: leave it out when there is no refusal').optional(),
     })
     // An assistant message must say something: text, a tool call or a refusal. `text: null`
     // says "no text" explicitly, which is valid next to tool calls or a refusal only (stricter
@@ -589,8 +600,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       z
         .string(revisionMessage)
         .refine((s) => parseCanonicalInteger(s) !== null, revisionMessage)
-        // The document bounds it as the query revisions: at most the digits of the largest revision.
-        .meta({ pattern: CANONICAL_DECIMAL_PATTERN, maxLength: String(MAX_REVISION).length }),
+        // The document bounds it as the query revisions: 0 to the largest revision, in its digits at most.
+        .meta({ pattern: decimalRangePattern(0n, MAX_REVISION), maxLength: String(MAX_REVISION).length }),
     ],
     revisionMessage,
   );
@@ -637,7 +648,12 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     strategy: z.unknown(),
     trigger: z.unknown().optional(),
     estimator: estimator.optional(),
-    sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
+    sessionId: z
+      .string()
+      // Only the path's session is accepted, so only a session id (the document shows its rule).
+      .meta({ pattern: SESSION_ID_PATTERN.source, minLength: 1, maxLength: 128 })
+      .describe('read-only: when sent, the session of the path (else 400 invalid_parameter)')
+      .optional(),
     setAt: clientDateTime(() => 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)')
       .describe(readOnly)
       .optional(),

@@ -11,7 +11,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { z } from 'zod';
-import { COMPACTION_FAILURE_KINDS, MAX_PARAMETER_VALUE, type SessionEvent } from '@lib/compaction';
+import { COMPACTION_FAILURE_KINDS, MAX_PARAMETER_VALUE, MAX_TRIGGER_DEPTH, MAX_TRIGGER_MEMBERS, type SessionEvent } from '@lib/compaction';
 import { RECALL_SNIPPET_MAX_LENGTH, type OpenAiChatMessage, type SessionErrorDetails } from '@lib/session';
 import { ALL_ERROR_CODES, API_ERROR_CODES, statusOfCode, type ApiErrorCode, type ErrorCodeInfo } from './error-codes';
 
@@ -224,7 +224,19 @@ export const StrategySchema = named(
   'A compaction strategy with every parameter resolved (DESIGN §3.4)',
 );
 
-/** A trigger as sent and as recorded (DESIGN §3.5); `any-of`/`all-of` nest. */
+/** The members of an `any-of` / `all-of` trigger: 1 to {@link MAX_TRIGGER_MEMBERS} triggers (`parseTrigger`'s bounds; the depth is in {@link TriggerSchema}'s description). */
+const triggerMembers = (meaning: string) =>
+  z
+    .array(TriggerSchema)
+    .min(1)
+    .max(MAX_TRIGGER_MEMBERS)
+    .describe(`1 to ${MAX_TRIGGER_MEMBERS} triggers, nested at most ${MAX_TRIGGER_DEPTH} levels deep in all: ${meaning}`);
+
+/**
+ * A trigger as sent and as recorded (DESIGN §3.5); `any-of`/`all-of` nest, at most
+ * {@link MAX_TRIGGER_DEPTH} levels (stated in the description: a JSON Schema of a recursive type
+ * does not count its depth).
+ */
 export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
@@ -247,11 +259,11 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
           .max(MAX_PARAMETER_VALUE)
           .describe(`fires when the active window (pinned system message, summaries and real events) costs at least threshold, ${PARAMETER_UNIT}`),
       }),
-      z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
-      z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
+      z.strictObject({ type: z.literal('any-of'), triggers: triggerMembers('fires when at least one of them fires') }),
+      z.strictObject({ type: z.literal('all-of'), triggers: triggerMembers('fires when every one of them fires') }),
     ]),
   ),
-  'When a compaction may run (DESIGN §3.5); absent or null means always',
+  `When a compaction may run (DESIGN §3.5); absent or null means always. any-of and all-of nest at most ${MAX_TRIGGER_DEPTH} levels deep (the trigger itself is level 1; an any-of or all-of on level ${MAX_TRIGGER_DEPTH} is 400 invalid_parameter)`,
 );
 type Trigger =
   | { type: 'turn-count'; maxTurns: number }
