@@ -84,7 +84,12 @@ describe('read models rewritten by another build while this one runs', () => {
     expect(asReadModelsReplaced('not an error', store)).toBe('not an error');
   });
 
-  it('a unique index of this version dropped (the projector’s upsert fails: ON CONFLICT …) is their damage too, met by the projector', async () => {
+  /**
+   * A projector following its own read models file (`followed.sqlite`) from an event store: applies
+   * u0, lets `change` alter the file as another program would, appends u1, and returns what the
+   * projector reported as the read models' damage and its state then.
+   */
+  async function metByProjector(change: (followed: string) => void): Promise<{ reported: unknown[]; state: object }> {
     const events = SqliteEventStore.open(join(dir, 'events.sqlite'), { pollIntervalMs: 20 });
     const followed = join(dir, 'followed.sqlite');
     const projector = new SessionProjector(ReadModelStore.open(followed), { retryDelayMs: 10, maxRetryDelayMs: 50 });
@@ -98,43 +103,30 @@ describe('read models rewritten by another build while this one runs', () => {
     try {
       projector.start(events);
       expect(await projector.waitForPosition(await append('u0'), 5000)).toBe(true);
+      change(followed);
+      await append('u1');
+      for (let i = 0; i < 200 && reported.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      return { reported, state: projector.state() };
+    } finally {
+      await projector.stop();
+      projector.store.close();
+      await events.close();
+    }
+  }
+
+  it('a unique index of this version dropped (the projector’s upsert fails: ON CONFLICT …) is their damage too, met by the projector', async () => {
+    const { reported, state } = await metByProjector((followed) => {
       const other = new Database(followed);
       other.exec('DROP INDEX sessions_by_id; DROP INDEX window_entries_by_id');
       other.close();
-      await append('u1');
-      for (let i = 0; i < 200 && reported.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(reported[0]).toBeInstanceOf(ReadModelsAlteredError);
-      expect(projector.state()).toMatchObject({ readModelsDamaged: true, lastError: expect.stringContaining('ON CONFLICT clause does not match') });
-    } finally {
-      await projector.stop();
-      projector.store.close();
-      await events.close();
-    }
+    });
+    expect(reported[0]).toBeInstanceOf(ReadModelsAlteredError);
+    expect(state).toMatchObject({ readModelsDamaged: true, lastError: expect.stringContaining('ON CONFLICT clause does not match') });
   });
 
   it('the projector meeting it reports their damage to its listeners, and /health state says so', async () => {
-    const events = SqliteEventStore.open(join(dir, 'events.sqlite'), { pollIntervalMs: 20 });
-    const followed = join(dir, 'followed.sqlite');
-    const projector = new SessionProjector(ReadModelStore.open(followed), { retryDelayMs: 10, maxRetryDelayMs: 50 });
-    const reported: unknown[] = [];
-    projector.onReadModelsDamage((error) => reported.push(error));
-    const log = new RecordedSessionLog('acme');
-    const append = async (id: string) => {
-      const e = log.append('s1', user(id, `text of ${id}`));
-      return (await events.appendToStream(e.streamId, [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }])).position;
-    };
-    try {
-      projector.start(events);
-      expect(await projector.waitForPosition(await append('u0'), 5000)).toBe(true);
-      rewriteAsBuild(followed, 20);
-      await append('u1');
-      for (let i = 0; i < 200 && reported.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(reported[0]).toBeInstanceOf(ReadModelsReplacedError);
-      expect(projector.state()).toMatchObject({ readModelsDamaged: true, lastError: expect.stringContaining('another build of the service rewrote it') });
-    } finally {
-      await projector.stop();
-      projector.store.close();
-      await events.close();
-    }
+    const { reported, state } = await metByProjector((followed) => rewriteAsBuild(followed, 20));
+    expect(reported[0]).toBeInstanceOf(ReadModelsReplacedError);
+    expect(state).toMatchObject({ readModelsDamaged: true, lastError: expect.stringContaining('another build of the service rewrote it') });
   });
 });
