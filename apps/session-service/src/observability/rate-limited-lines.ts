@@ -6,8 +6,8 @@
  * when the window ends (`412 more compaction passes failed in the last 60 s, not logged one by one:
  * 400 × HTTP 401; 12 × HTTP 500`).
  */
-import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from '@nestjs/common';
+import { inThisContext, type InContext } from '@lib/session';
 
 /** Lines per window before repeats are only counted. */
 export const LINES_PER_WINDOW = 10;
@@ -79,7 +79,7 @@ export class RateLimitedWarnings {
   private readonly limiter: LineLimiter;
   private timer: NodeJS.Timeout | null = null;
   /** Made where this instance was (at start-up, outside any request): the telling line is written in its context. */
-  private readonly outsideRequests = new AsyncResource('RateLimitedWarnings');
+  private readonly outsideRequests: InContext = inThisContext();
   /** Lines not written since the last telling line, by their `countField` value. */
   private readonly counted = new Map<string, number>();
 
@@ -120,7 +120,7 @@ export class RateLimitedWarnings {
     if (told) this.tell(told);
     if (flushAt !== null) {
       if (this.timer) clearTimeout(this.timer);
-      this.timer = this.outsideRequests.runInAsyncScope(() => setTimeout(() => this.flush(), Math.max(0, flushAt - now)));
+      this.timer = this.outsideRequests(() => setTimeout(() => this.flush(), Math.max(0, flushAt - now)));
       this.timer.unref();
     }
     return written;
@@ -142,6 +142,6 @@ export class RateLimitedWarnings {
   private tell(told: string): void {
     const counts = this.countField !== undefined && this.counted.size > 0 ? { [`${this.countField}Counts`]: Object.fromEntries(this.counted) } : null;
     this.counted.clear();
-    this.outsideRequests.runInAsyncScope(() => this.logger.warn(counts ? { ...counts, msg: told } : told));
+    this.outsideRequests(() => this.logger.warn(counts ? { ...counts, msg: told } : told));
   }
 }
