@@ -132,10 +132,12 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * `session_log.recall_rows` marks the events of several rows of a recall index (and
  * `session_log_by_recall_rows` lists them), so a query's words are found across an event's rows; 23:
  * `erasures.requested_by_json`, who ordered each erasure (the record's `requestedBy`), so `GET
- * /v1/erasures` shows it also for erasures projected before (the rebuild reads it from the log); a
- * store opened with another version is dropped and rebuilt from the log.
+ * /v1/erasures` shows it also for erasures projected before (the rebuild reads it from the log); 24:
+ * the word index holds a boundary between a word and a symbol SQLite's Unicode tables took for a
+ * word character (`glueBoundaries`: `👍🏽kiwi` is `👍🏽` `kiwi`, `100₽` is `100` `₽`); a store opened
+ * with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 23;
+export const READ_MODEL_SCHEMA_VERSION = 24;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

@@ -5,9 +5,10 @@
  * text of another script (`我的预订号码是XK42Q9`, `予約番号はJP5512です`, `หมายเลขคือTH9931`,
  * `번호는KR7781입니다`, `رقم الحجزAB1234من`, `заказаRU5566пожалуйста`, `बुकिंगIN9090कृपया`) was one
  * token, and neither `XK42Q9` nor the word it was written against was found (until read models 9
- * for every script, until 15 for spaced scripts: newcomer report ncintl F9). {@link wordIndexText} puts {@link RECALL_SCRIPT_BOUNDARY} between such runs, in documents
- * (the text the word index holds) and in the words of queries searched there, so both sides split
- * alike.
+ * for every script, until 15 for spaced scripts: newcomer report ncintl F9). {@link wordIndexText}
+ * puts {@link RECALL_SCRIPT_BOUNDARY} between such runs, and between a word and a symbol SQLite's
+ * Unicode tables do not know (since read models 24), in documents (the text the word index holds)
+ * and in the words of queries searched there, so both sides split alike.
  */
 import { scriptChanges } from '@lib/compaction';
 
@@ -19,6 +20,61 @@ import { scriptChanges } from '@lib/compaction';
 export const RECALL_SCRIPT_BOUNDARY = '\u0003';
 
 /**
+ * A character unicode61 of SQLite may hold as part of a word though Unicode makes it neither a
+ * letter, a number, a combining mark nor a private-use character: any assigned character outside
+ * ASCII but those, white space and the variation selectors U+FE0E/U+FE0F (separators of
+ * `WORD_TOKENIZER`). SQLite's tables predate many of them: 3,353 such characters of Node 20's
+ * Unicode were word characters to the SQLite of better-sqlite3 12 (emoji since Unicode 7 — `🏴`,
+ * `🫠`, the skin tones `🏽` — currency signs `₽` `₿`, …), so `👍🏽kiwi` was one word and `kiwi` not
+ * found (newcomer report ncverify49, F2). Those of them SQLite does know are separators already:
+ * a boundary beside them changes nothing.
+ */
+const GLUED_SYMBOLS = /(?![\ufe0e\ufe0f])[^\p{L}\p{N}\p{Mn}\p{Mc}\p{Co}\p{Cn}\s\u0000-\u007f]/gu;
+/** A word character of `WORD_TOKENIZER` (its categories but its separators U+FE0E/U+FE0F), the whole of a string of one code point. */
+const WORD_CHARACTER = /^(?![\ufe0e\ufe0f])[\p{L}\p{N}\p{Mn}\p{Mc}\p{Co}]$/u;
+
+/**
+ * The positions (UTF-16 code units, ascending, each > 0 and < `text.length`) between a word
+ * character of `WORD_TOKENIZER` and a {@link GLUED_SYMBOLS} character next to it, before or after:
+ * `👍🏽kiwi` at `k`, `kiwi🏴` at `🏴`, `100₽` at `₽`. Linear in `text` (one regular-expression scan,
+ * then the neighbours of each symbol found).
+ */
+export function glueBoundaries(text: string): number[] {
+  const out: number[] = [];
+  for (const match of text.matchAll(GLUED_SYMBOLS)) {
+    const at = match.index;
+    const after = at + match[0].length;
+    if (at > 0 && isWordCharacter(text, at - (isLowSurrogate(text.charCodeAt(at - 1)) && at >= 2 ? 2 : 1))) out.push(at);
+    if (after < text.length && isWordCharacter(text, after)) out.push(after);
+  }
+  return out;
+}
+
+/** Whether the code point of `text` starting at UTF-16 index `i` is a {@link WORD_CHARACTER} (ASCII without a regular expression). */
+function isWordCharacter(text: string, i: number): boolean {
+  const unit = text.charCodeAt(i);
+  if (unit < 0x80) return (unit >= 0x30 && unit <= 0x39) || (unit >= 0x41 && unit <= 0x5a) || (unit >= 0x61 && unit <= 0x7a);
+  return WORD_CHARACTER.test(String.fromCodePoint(text.codePointAt(i)!));
+}
+
+/** Whether the UTF-16 code unit `unit` is a low (trailing) surrogate. */
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
+}
+
+/**
+ * The positions where {@link wordIndexText} puts {@link RECALL_SCRIPT_BOUNDARY}: the changes of
+ * script (`scriptChanges`, mode `text`) and the {@link glueBoundaries}, ascending, each once.
+ */
+export function wordIndexBoundaries(text: string): number[] {
+  const glued = glueBoundaries(text);
+  const changes = scriptChanges(text, 'text');
+  if (glued.length === 0) return changes;
+  if (changes.length === 0) return glued;
+  return [...new Set([...changes, ...glued])].sort((a, b) => a - b);
+}
+
+/**
  * `text` with {@link RECALL_SCRIPT_BOUNDARY} at every change of script (`scriptChanges` of
  * `@lib/compaction`, mode `text`: the one rule of script changes, the extractive summarizer's too):
  * between two adjacent letters or digits of different scripts, Latin (with the decimal digits of
@@ -27,12 +83,14 @@ export const RECALL_SCRIPT_BOUNDARY = '\u0003';
  * class: `東京タワー` stays whole). Combining marks go with the letter before them. `是XK42Q9，` →
  * `是\u0003XK42Q9，`, `JP5512です` → `JP5512\u0003です`, `заказаRU5566пожалуйста` →
  * `заказа\u0003RU5566\u0003пожалуйста`, `ЁЖИК42` → `ЁЖИК\u000342`; nothing else changes (`read_file`,
- * `Zürich2024`, `बुकिंग`, `كـتاب`, `donʼt` stay as they are); the length grows by one UTF-16 unit per
- * boundary. Applied to what the word index holds and to each word of a query searched there
+ * `Zürich2024`, `बुकिंग`, `كـتاب`, `donʼt` stay as they are) but the {@link glueBoundaries} between a
+ * word and a symbol (`👍🏽kiwi` → `👍🏽\u0003kiwi`, `100₽` → `100\u0003₽`); the length grows by one
+ * UTF-16 unit per boundary. A boundary may fall inside a grapheme cluster (`a🏽`, a letter and a
+ * newer enclosing mark): the index holds the word without it, as a query does. Applied to what the word index holds and to each word of a query searched there
  * (README, "Recall `q`": "a change of script separates words").
  */
 export function wordIndexText(text: string): string {
-  const changes = scriptChanges(text, 'text');
+  const changes = wordIndexBoundaries(text);
   if (changes.length === 0) return text;
   let out = '';
   let copied = 0;

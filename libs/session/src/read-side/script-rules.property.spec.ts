@@ -11,7 +11,7 @@ import { HANGUL_LETTER, SPACELESS_LETTER } from '@lib/compaction';
 import { scriptText } from '../../../compaction/test/script-text';
 import { searchRecall } from './queries/recall-query';
 import { RECALL_EMOJI_CLASS } from './recall-searchable';
-import { RECALL_SCRIPT_BOUNDARY, wordIndexText } from './script-boundary';
+import { RECALL_SCRIPT_BOUNDARY, glueBoundaries, wordIndexText } from './script-boundary';
 import { projectedReadModels } from './testing/projected-read-models';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
 import { hasUnspacedScript } from './unspaced-script';
@@ -81,6 +81,14 @@ const OLD_UNSPACED_SCRIPT = new RegExp(
 const oldHasUnspacedScript = (text: string) => OLD_UNSPACED_SCRIPT.test(text);
 // ---- end of the oracles ----
 
+/** Where `marked` (a text with RECALL_SCRIPT_BOUNDARY inserted) holds its boundaries, as UTF-16 positions of the text without them. */
+function boundaryPositions(marked: string): number[] {
+  const positions: number[] = [];
+  let removed = 0;
+  for (let i = 0; i < marked.length; i++) if (marked[i] === RECALL_SCRIPT_BOUNDARY) positions.push(i - removed++);
+  return positions;
+}
+
 /** The letters of no script in particular used in Latin words and in a script without spaces or Korean (the modifier letter apostrophe `ʼ`): the old word index put them in the scripts without spaces. */
 const SHARED_WITH_LATIN =
   /(?=\p{L})(?=\p{sc=Zyyy})(?=\p{scx=Latin})[\p{scx=Han}\p{scx=Hira}\p{scx=Kana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmr}\p{scx=Mymr}\p{scx=Hang}]/u;
@@ -92,13 +100,14 @@ const SHARED_WITH_LATIN =
 const ROUTING_DECIDED_ANEW = /[\p{Nd}\p{P}\p{S}\p{Nl}\p{No}]|(?=[\p{L}\p{M}])[\p{sc=Zyyy}\p{sc=Zinh}]/u;
 
 describe('recall script rules against the tables they replaced (property)', () => {
-  it('wordIndexText splits every generated text as before, but texts holding `ʼ`-like letters', () => {
+  it('wordIndexText splits every generated text as before, but texts holding `ʼ`-like letters (and beside a symbol, glueBoundaries: read models 24)', () => {
     let compared = 0;
     fc.assert(
       fc.property(scriptText(40), (text) => {
         if (SHARED_WITH_LATIN.test(text)) return;
         compared++;
-        expect(wordIndexText(text)).toBe(oldWordIndexText(text));
+        const expected = [...new Set([...boundaryPositions(oldWordIndexText(text)), ...glueBoundaries(text)])].sort((a, b) => a - b);
+        expect(boundaryPositions(wordIndexText(text))).toEqual(expected);
       }),
       { numRuns: 4000, seed: 21 },
     );
