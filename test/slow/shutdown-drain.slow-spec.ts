@@ -12,6 +12,9 @@ import { spawnService, type ServiceProcess } from '../support/service-process';
 
 jest.setTimeout(120_000);
 
+/** The drain's length (README: "for one second, the drain"). */
+const DRAIN_MS = 1000;
+
 describe('SIGTERM with keep-alive clients sending', () => {
   let dir: string;
   let svc: ServiceProcess | undefined;
@@ -20,7 +23,7 @@ describe('SIGTERM with keep-alive clients sending', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('given 16 keep-alive clients, when SIGTERM arrives, then every answer during the drain is 503 shutting_down with Connection: close, and the others are refused connections, never a reset', async () => {
+  it('given 16 keep-alive clients, when SIGTERM arrives, then every answer during the drain is 503 shutting_down with Connection: close, and the others are refused connections, never a reset during the drain', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drain-'));
     svc = await spawnService({ dataDir: path.join(dir, 'data') });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -68,8 +71,14 @@ describe('SIGTERM with keep-alive clients sending', () => {
     const refused = answers.filter((a) => a.at > signalledAt && a.status !== 200);
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(new Set(refused.map((a) => `${a.status} ${a.code} ${a.connection}`))).toEqual(new Set(['503 shutting_down close']));
-    // a new connection from the signal on is refused (nothing sent); none is ever reset
-    expect(countBy(errors.map((e) => e.code))).toEqual({ ECONNREFUSED: expect.any(Number) });
+    // a new connection from the signal on is refused (nothing sent); none is reset during the drain.
+    // Once it is over, idle keep-alive connections are closed: a client stalled through the whole
+    // drain (the test process starved of CPU on a loaded machine) can send at that very instant and
+    // meet a reset, the race README names ("only a request sent on it at that very instant")
+    const resetInDrain = errors.filter((e) => e.code === 'ECONNRESET' && e.at < signalledAt + DRAIN_MS);
+    expect(resetInDrain).toEqual([]);
+    expect(Object.keys(countBy(errors.map((e) => e.code))).filter((code) => code !== 'ECONNREFUSED' && code !== 'ECONNRESET')).toEqual([]);
+    expect(errors.filter((e) => e.code === 'ECONNREFUSED').length).toBeGreaterThanOrEqual(1);
   });
 });
 
