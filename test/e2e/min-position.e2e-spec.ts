@@ -127,6 +127,49 @@ describe('minPosition', () => {
     }
   });
 
+  // Newcomer confighints F4: the 404 said "no event was appended to it" of a session whose events the read models had not applied yet.
+  it('answers minPosition=0 on a session its read models have not applied yet 404 saying up to which position it has no event, not "no event was appended"', async () => {
+    const projector = harness.service.app.get(SessionProjector);
+    await projector.stop();
+    let restarted = false;
+    try {
+      const res = await http()
+        .post('/v1/sessions/lagging/events')
+        .send({ events: [{ id: 'l1', type: 'user', text: 'not projected yet' }] })
+        .expect(201);
+      const head = BigInt(res.body.position as string);
+      const checkpoint = projector.checkpoint();
+      expect(checkpoint).toBeLessThan(head);
+      const compactionId = '00000000-0000-4000-8000-000000000000';
+      for (const route of [
+        '/v1/sessions/lagging/window?',
+        '/v1/sessions/lagging/window?format=openai&',
+        '/v1/sessions/lagging?',
+        '/v1/sessions/lagging/policy?',
+        '/v1/sessions/lagging/compactions?',
+        `/v1/sessions/lagging/compactions/${compactionId}?`,
+        `/v1/sessions/lagging/compactions/${compactionId}/diff?`,
+        '/v1/sessions/lagging/events?',
+      ]) {
+        const unwaited = await http().get(`${route}minPosition=0`);
+        expect({ route, status: unwaited.status, code: unwaited.body.code }).toEqual({ route, status: 404, code: 'session_not_found' });
+        expect(unwaited.body.message).toBe(
+          `session "lagging" does not exist as of position ${checkpoint} of the log, the last the read models applied (its head is ${head}): ` +
+            'no event was appended to it up to there (or it was erased); events appended since, if any, are not applied yet: ' +
+            'retry, or pass the position the append answered as minPosition to wait for them',
+        );
+      }
+      projector.start(harness.service.store);
+      restarted = true;
+      await http().get(`/v1/sessions/lagging/window?minPosition=${head}`).expect(200);
+      // read models at the head: a session never written is plainly so
+      const never = await http().get('/v1/sessions/never-written/window?minPosition=0').expect(404);
+      expect(never.body.message).toBe('session "never-written" does not exist: no event was appended to it (or it was erased)');
+    } finally {
+      if (!restarted) projector.start(harness.service.store);
+    }
+  });
+
   it('still waits for a written position the read models have not applied, then answers 503 projection_behind', async () => {
     const projector = harness.service.app.get(SessionProjector);
     await projector.stop();

@@ -56,6 +56,27 @@ describe('open development mode answers only its own Host names', () => {
     expect(await ask('http://sessions.internal/v1/sessions/dev/window')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  // Newcomer confighints F3: a foreign Host with a path that is not valid percent-encoding was answered 400 invalid_path
+  // (Fastify's router refuses such a path before any hook): the Host check comes first, whatever the path or target.
+  it('refuses a foreign Host 403 before anything looks at the path or target: a path not valid percent-encoding, a "#" in the target', async () => {
+    for (const path of ['/v1/sessions/%zz/window', '/v1/sessions/%FF', '/v1/sessions/%ED%A0%80/window', '/health%zz']) {
+      const refused = await http().get(path).set('Host', FOREIGN);
+      expect({ path, status: refused.status, code: refused.body.code }).toEqual({ path, status: 403, code: 'host_not_allowed' });
+      expect(refused.headers['x-request-id']).toBeDefined();
+      // an allowed Host: the path's own answer, as before
+      const answered = await http().get(path).set('Host', 'localhost:3000');
+      expect({ path, status: answered.status, code: answered.body.code }).toEqual({ path, status: 400, code: 'invalid_path' });
+    }
+    const server = harness.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const ask = (host: string) => sendRaw(port, `GET /v1/sessions/dev#x HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const fragment = await ask(FOREIGN);
+    expect(fragment).toMatch(/^HTTP\/1\.1 403 /);
+    expect(fragment).toContain('host_not_allowed');
+    expect(await ask('localhost')).toMatch(/^HTTP\/1\.1 400 [^]*malformed_request/);
+  });
+
   it('logs a refusal once per Host name per minute, naming the Host, ALLOWED_HOSTS and what to set, whatever the port', async () => {
     const lines = captureLogLines(['warn']);
     try {

@@ -74,6 +74,12 @@ describe('start-up mode and logs of a real process', () => {
     ['SUMMARIZER_TIMEOUT_MS=0', () => ({ SUMMARIZER_TIMEOUT_MS: '0' }), /^configuration error: SUMMARIZER_TIMEOUT_MS=0: out of range: use .*1 to/],
     ['HOST=nohost.invalid', () => ({ HOST: 'nohost.invalid' }), /^configuration error: HOST=nohost\.invalid: .*not found/],
     ['DATA_DIR=<a file>', (dir) => ({ DATA_DIR: path.join(dir, 'a-file') }), /^configuration error: DATA_DIR=\S+a-file: is a file, not a directory/],
+    // Newcomer confighints F2: API_KEY=secret (API_KEYS unset) started in open development mode with a warn line only.
+    [
+      'API_KEY=<a key> without API_KEYS',
+      () => ({ API_KEY: SERVICE_KEY }),
+      /^configuration error: API_KEY=\*\*\*: not a setting of the service, but a near miss of API_KEYS, which is unset: the service starts without authentication .*: rename API_KEY to API_KEYS, or unset API_KEY to run so on purpose$/m,
+    ],
   ])('refuses %s at start-up: exit code 2 and one line naming the variable and what to fix', async (_name, env, line) => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'a-file'), 'not a directory\n');

@@ -55,7 +55,7 @@ import { answerConnectRequests } from './http/connect-method';
 import { processPipelinedInOrder } from './http/pipelined-in-order';
 import { readLivesOnArrival, stampArrivals } from './commands/write-admissions';
 import { useSecurityHeaders } from './http/security-headers';
-import { refuseForeignHosts } from './http/foreign-host';
+import { foreignHostRefusal, refuseForeignHosts } from './http/foreign-host';
 import { foreignHostLines } from './http/foreign-host-lines';
 import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
@@ -231,7 +231,12 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     // Query strings are decoded strictly: a parameter that is not valid percent-encoded UTF-8 is answered 400 (query-string.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     // Answers Fastify and Node's parser give themselves: our error shape, logged and counted.
-    frameworkErrors: answerFrameworkErrors(() => bound.metrics, refusedLines),
+    // A foreign Host in open mode is refused 403 first, as on every route: before a path's invalid_path (foreign-host.ts).
+    frameworkErrors: answerFrameworkErrors(
+      () => bound.metrics,
+      refusedLines,
+      (request) => foreignHostRefusal(request, config, hostLines),
+    ),
     clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }, unparseableLines),
   });
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -281,12 +286,13 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // A request line naming HTTP/2.0, or none (HTTP/0.9's form), which Node lets through: 400 malformed_request.
   refuseUnspokenVersions(fastify, refusedLines);
   answerMissingHost(fastify, refusedLines);
+  // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside;
+  // once the Host is readable (one Host header, HTTP/1.x), before every other refusal of the request ("#", its path, query, key).
+  refuseForeignHosts(fastify, config, hostLines);
   // A request target holding "#" (a fragment, never sent in HTTP): 400 malformed_request before the router's reading of it is used.
   refuseFragments(fastify, refusedLines);
   // A request offering an upgrade (h2c, websocket) is answered as HTTP/1.1 with Connection: close (Node reads nothing after it).
   closeAfterUpgradeOffers(fastify);
-  // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
-  refuseForeignHosts(fastify, config, hostLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).

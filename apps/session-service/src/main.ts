@@ -10,7 +10,8 @@
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * or warn, whatever `LOG_LEVEL` says: README, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * The URLs are `startupUrl`'s (an IPv6 HOST in brackets; all interfaces as localhost).
- * A configuration error (an invalid variable, a DATA_DIR another service process holds, a HOST or
+ * A configuration error (an invalid variable, a near miss of a security setting left unset such as
+ * API_KEY without API_KEYS, a DATA_DIR another service process holds, a HOST or
  * NATS_URL host that does not resolve, a PORT in use) is printed on stderr as one line
  * `configuration error: NAME=…: what to fix` and ends the process with exit code 2 (nothing else:
  * Nest's own start-up lines, "Nest application successfully started" among them, are printed only
@@ -36,7 +37,7 @@ import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
-import { misspelledSettingLines } from './config/misspelled-settings';
+import { misspelledSettingLines, refuseMisspelledSecuritySettings } from './config/misspelled-settings';
 import { natsTenantWarningLines } from './config/nats-tenant-warning';
 import { openModeHostWarningLines } from './config/open-mode-host-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
@@ -96,6 +97,8 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadServiceConfig();
+    // API_KEY=… without API_KEYS (a near miss of a security setting left unset): refused, not a warn line (misspelled-settings.ts).
+    refuseMisspelledSecuritySettings({ ...config, env: process.env });
   } catch (err) {
     process.stderr.write(`configuration error: ${(err as Error).message}\n`);
     process.exit(2);

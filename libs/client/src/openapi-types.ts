@@ -640,7 +640,7 @@ export interface components {
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
-         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
+         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
          *     - compaction_not_found (404): the session has no compaction with this id
          *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods); also any CONNECT (the service is no proxy; the connection is closed)
@@ -3275,7 +3275,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3651,7 +3651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4059,7 +4059,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4451,7 +4451,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4867,7 +4867,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -5252,7 +5252,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -5638,7 +5638,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7068,7 +7068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7469,7 +7469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7916,7 +7916,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does */
             404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];

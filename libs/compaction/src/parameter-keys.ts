@@ -31,3 +31,15 @@ export type ParameterHolder = 'strategy' | 'trigger';
 export function keysOf(holder: ParameterHolder): readonly string[] {
   return [...new Set(Object.values<readonly string[]>(holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS).flat())];
 }
+
+/**
+ * The types of `holder` that take `key`, in the order of their table (`trigger`, `threshold` →
+ * `["token-count"]`; `strategy`, `shadowPrompt` → `["recursive-summarization", "rolling-summary"]`;
+ * none → `[]`).
+ */
+export function typesTaking(holder: ParameterHolder, key: string): string[] {
+  const table: Readonly<Record<string, readonly string[]>> = holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS;
+  return Object.entries(table)
+    .filter(([, keys]) => keys.includes(key))
+    .map(([type]) => type);
+}

@@ -11,7 +11,7 @@
  * bounded to short names: it is never run on a long key (a key longer than
  * {@link MAX_COMPARED_NAME_LENGTH} is no near miss of any field name).
  */
-import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS, type ParameterHolder } from './parameter-keys';
+import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS, typesTaking, type ParameterHolder } from './parameter-keys';
 import { quoteInput } from './quoted-input';
 
 /** Most unknown keys a hint names; more are counted (`and 3 more`). */
@@ -124,15 +124,6 @@ function sentTypeOf(held: object, holder: ParameterHolder): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
-/** The types of `holder` that take `parameter`: `turn-count`, `any-of or all-of`. */
-function typesTaking(holder: ParameterHolder, parameter: string): string {
-  const table = holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS;
-  return Object.entries<readonly string[]>(table)
-    .filter(([, keys]) => keys.includes(parameter))
-    .map(([type]) => type)
-    .join(' or ');
-}
-
 /** The keys a `holder` of type `type` takes, or undefined for a type that is none of its types. */
 function keysOfType(holder: ParameterHolder, type: string): readonly string[] | undefined {
   const table: Readonly<Record<string, readonly string[]>> = holder === 'strategy' ? STRATEGY_ALLOWED_KEYS : TRIGGER_ALLOWED_KEYS;
@@ -167,12 +158,12 @@ export function parameterPlacesOf(key: string, fields: readonly string[], held: 
     else if (holder === 'trigger' && keys.includes('triggers')) places.push('trigger.triggers[…]');
     else refused.push(`the ${sent} ${holder}`);
   }
-  const takenBy = takers.map((holder) => `the ${typesTaking(holder, parameter)} ${holder}`);
+  const takenBy = takers.map((holder) => `the ${typesTaking(holder, parameter).join(' or ')} ${holder}`);
   return { parameter, holders: takers, places, takenBy, refusedBy: places.length > 0 ? [] : refused };
 }
 
 /** `"strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns)`: where {@link ParameterPlaces} says to move a key (its places, never empty). */
-function intoPlaces({ parameter, places }: ParameterPlaces): string {
+export function intoPlaces({ parameter, places }: ParameterPlaces): string {
   return `${places.map((p) => quoteInput(p)).join(' or ')} (${places.map((p) => `${p}.${parameter}`).join(' / ')})`;
 }
 

@@ -80,3 +80,22 @@ describe('409 wrong_expected_revision says what the session is, in words a clien
     expect(err.message).not.toMatch(/is at no_stream/);
   });
 });
+
+describe('404 session_not_found claims no more than the read models that found nothing know (newcomer confighints F4)', () => {
+  it('says "no event was appended to it" only of read models at the log head; behind it, up to which position, and what to do', () => {
+    expect(new SessionNotFoundError('s').message).toBe('session "s" does not exist: no event was appended to it (or it was erased)');
+    expect(new SessionNotFoundError('s', undefined, undefined, false, { checkpoint: 41n, head: 57n }).message).toBe(
+      'session "s" does not exist as of position 41 of the log, the last the read models applied (its head is 57): no event was appended to it up to there (or it was erased); ' +
+        'events appended since, if any, are not applied yet: retry, or pass the position the append answered as minPosition to wait for them',
+    );
+    expect(new SessionNotFoundError('s', undefined, undefined, false, { checkpoint: 41n, head: null }).message).toMatch(
+      /^session "s" does not exist as of position 41 of the log, the last the read models applied \(its head is unknown: the event store does not answer\): /,
+    );
+    const erased = new SessionNotFoundError('s', '2026-12-01T00:00:00.000Z', undefined, false, { checkpoint: 41n, head: 57n });
+    expect(erased.message).toBe(
+      'session "s" was erased at 2026-12-01T00:00:00.000Z (its content is gone; GET /v1/erasures lists the erasures) and has not been written since as of position 41 of the log, ' +
+        'the last the read models applied (its head is 57); events appended since, if any, are not applied yet: retry, or pass the position the append answered as minPosition to wait for them',
+    );
+    expect(erased.details).toEqual({ erasedAt: '2026-12-01T00:00:00.000Z' });
+  });
+});

@@ -141,28 +141,41 @@ export abstract class SessionError extends Error {
 }
 
 /**
+ * How far behind the log the read models that found no session are: `checkpoint`, the global
+ * position they have applied the log up to; `head`, the log's last position (null when the event
+ * store did not answer). Only when they are behind (`checkpoint` < `head`, or the head unknown).
+ */
+export interface ReadModelsBehind {
+  checkpoint: bigint;
+  head: bigint | null;
+}
+
+/**
  * No event was ever appended to this session (or it was erased). With `erasedAt` (ISO-8601 UTC,
  * the session's latest erasure record's), the message says it was erased then, and
  * `details.erasedAt` carries it. With `writtenAgain` (a compaction that found its session erased
  * while it ran and written again since), the message says so instead of "not written since": the
- * id holds a new life, which the compaction did not touch.
+ * id holds a new life, which the compaction did not touch. With `behind` (a read whose read models
+ * had not applied the whole log), the message says up to which position that holds.
  */
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
   /**
    * `discardedSummarizerCalls`: what a compaction's pass spent on the summarizer before it found the
    * session gone (`details.discardedSummarizerCalls`; the message then says so). `writtenAgain`:
-   * the session was written again after the erasure the pass met (see the class doc).
+   * the session was written again after the erasure the pass met (see the class doc). `behind`:
+   * how far the read models that found nothing lag the log ({@link sessionNotFoundMessage}).
    */
   constructor(
     sessionId: string,
     erasedAt?: string,
     discardedSummarizerCalls?: SummarizerIdentity,
     readonly writtenAgain = false,
+    behind?: ReadModelsBehind,
   ) {
     const details = { ...(erasedAt !== undefined ? { erasedAt } : {}), ...(discardedSummarizerCalls ? { discardedSummarizerCalls } : {}) };
     super(
-      sessionNotFoundMessage(sessionId, erasedAt, discardedSummarizerCalls, writtenAgain),
+      sessionNotFoundMessage(sessionId, erasedAt, discardedSummarizerCalls, writtenAgain, behind),
       erasedAt !== undefined || discardedSummarizerCalls ? details : undefined,
     );
   }
@@ -171,13 +184,21 @@ export class SessionNotFoundError extends SessionError {
 /**
  * The message of {@link SessionNotFoundError} (its arguments), the one rule for it: never written
  * (or erased, when the erasure is unknown here), erased at `erasedAt` and not written since, or
- * erased while a compaction ran and written again since (`writtenAgain`). Pure.
+ * erased while a compaction ran and written again since (`writtenAgain`). With `behind` (read
+ * models that have not applied the log up to its head), "never written" and "not written since"
+ * hold only up to the position they applied, and the message says so instead of claiming more
+ * (`session "s" does not exist as of position 41 of the log, the last the read models applied (its
+ * head is 57): no event was appended to it up to there (or it was erased); events appended since,
+ * if any, are not applied yet: retry, or pass the position the append answered as minPosition to
+ * wait for them`): a read with `minPosition=0`, or one on a replica that did not acknowledge the
+ * session's writes, may come before they are applied. Pure.
  */
 export function sessionNotFoundMessage(
   sessionId: string,
   erasedAt: string | undefined,
   discardedSummarizerCalls: SummarizerIdentity | undefined,
   writtenAgain: boolean,
+  behind?: ReadModelsBehind,
 ): string {
   const spent = discardedSummarizerCalls
     ? `; the compaction's ${discardedSummarizerCalls.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`
@@ -185,8 +206,17 @@ export function sessionNotFoundMessage(
   const id = quoteInput(sessionId);
   if (writtenAgain)
     return `session ${id} was erased ${erasedAt !== undefined ? `at ${erasedAt} ` : ''}while this compaction ran and has been written again since (GET /v1/erasures lists the erasures): the compaction was planned on the erased content and applied nothing to the session as written now; send it again to compact that${spent}`;
-  if (erasedAt === undefined) return `session ${id} does not exist: no event was appended to it (or it was erased)${spent}`;
-  return `session ${id} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${spent}`;
+  const asOf =
+    behind === undefined
+      ? ''
+      : ` as of position ${behind.checkpoint} of the log, the last the read models applied (${behind.head === null ? 'its head is unknown: the event store does not answer' : `its head is ${behind.head}`})`;
+  const since =
+    behind === undefined
+      ? ''
+      : '; events appended since, if any, are not applied yet: retry, or pass the position the append answered as minPosition to wait for them';
+  if (erasedAt === undefined)
+    return `session ${id} does not exist${asOf}: no event was appended to it${behind === undefined ? '' : ' up to there'} (or it was erased)${since}${spent}`;
+  return `session ${id} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${asOf}${since}${spent}`;
 }
 
 /** The session has no compaction with this id. */

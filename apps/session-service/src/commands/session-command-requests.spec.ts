@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import type { CommandBus } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
+import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS } from '@lib/compaction';
 import { InvalidRequestError } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
@@ -639,6 +640,155 @@ describe('a body field sent inside the strategy or trigger is told to move out, 
   ])("compact %j: other unknown keys keep the parser's message", (body, parameter, message) => {
     const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));
     expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'invalid_parameter', parameter, message });
+  });
+});
+
+describe('a parameter of another strategy or trigger type, or a body field in a strategy or trigger without a type, is told where it belongs (HTTP and NATS)', () => {
+  // Before: `invalid trigger.threshold: must be absent (allowed keys: type, maxTurns) (got an unknown key)`, and for a
+  // type-less `{"strategy": {"dryRun": true}}` only `strategy.type: is required: …` (newcomer confighints F1).
+  const cases: Array<[kind: 'compact' | 'policy', body: Record<string, unknown>, parameter: string, message: string]> = [
+    // a parameter of another type of the same object: change the type, or use the sent type's own
+    [
+      'compact',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', threshold: 5 } },
+      'trigger.threshold',
+      'trigger.threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the turn-count trigger sent; change "type" to "token-count", or use what the turn-count trigger takes: "maxTurns"',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'token-count', maxTurns: 5 } },
+      'trigger.maxTurns',
+      'trigger.maxTurns: unknown field "maxTurns": it is a parameter of the turn-count trigger, not of the token-count trigger sent; change "type" to "turn-count", or use what the token-count trigger takes: "threshold"',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window', maxTurns: 3 } },
+      'strategy.maxTurns',
+      'strategy.maxTurns: unknown field "maxTurns": it is a parameter of the turn-window strategy, not of the sliding-window strategy sent; change "type" to "turn-window", or use what the sliding-window strategy takes: "maxEvents"',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'recursive-summarization', keepTurns: 2 } },
+      'strategy.keepTurns',
+      'strategy.keepTurns: unknown field "keepTurns": it is a parameter of the rolling-summary strategy, not of the recursive-summarization strategy sent; change "type" to "rolling-summary", or use what the recursive-summarization strategy takes: "maxEventsToKeep", "overlapSize", "shadowPrompt" or "systemPrompt"',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'sliding-window', shadowPrompt: 'x' } },
+      'strategy.shadowPrompt',
+      'strategy.shadowPrompt: unknown field "shadowPrompt": it is a parameter of the recursive-summarization or rolling-summary strategy, not of the sliding-window strategy sent; change "type" to "recursive-summarization" or "rolling-summary", or use what the sliding-window strategy takes: "maxEvents"',
+    ],
+    // a near miss of one
+    [
+      'compact',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', treshold: 5 } },
+      'trigger.treshold',
+      'trigger.treshold: unknown field "treshold": did you mean "threshold"? it is a parameter of the token-count trigger, not of the turn-count trigger sent; change "type" to "token-count", or use what the turn-count trigger takes: "maxTurns"',
+    ],
+    // a composite trigger: its members take the parameters
+    [
+      'compact',
+      { strategy: { type: 'sliding-window' }, trigger: { type: 'any-of', threshold: 5, triggers: [{ type: 'turn-count', maxTurns: 1 }] } },
+      'trigger.threshold',
+      'trigger.threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the any-of trigger sent; change "type" to "token-count", or move it into a member of its "triggers"',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, threshold: 3 }] } },
+      'trigger.triggers[0].threshold',
+      'trigger.triggers[0].threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of the turn-count trigger sent; change "type" to "token-count", or use what the turn-count trigger takes: "maxTurns"',
+    ],
+    // a parameter of the other object: move it there, when the type sent there takes it
+    [
+      'compact',
+      { strategy: { type: 'token-count', threshold: 3 } },
+      'strategy.threshold',
+      'strategy.threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of a strategy; move it into "trigger" (trigger.threshold)',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'token-count', threshold: 3 }, trigger: { type: 'turn-count', maxTurns: 3 } },
+      'strategy.threshold',
+      'strategy.threshold: unknown field "threshold": it is a parameter of the token-count trigger, not of a strategy, nor of the turn-count trigger sent: change the trigger\'s type, or remove it',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'token-count' }, trigger: { type: 'token-count', threshold: 3, maxTokens: 5 } },
+      'trigger.maxTokens',
+      'trigger.maxTokens: unknown field "maxTokens": it is a parameter of the token-count strategy, not of a trigger; move it into "strategy" (strategy.maxTokens)',
+    ],
+    // a body field in a strategy or trigger without a type: the type is still what is named, and the field told to move out
+    [
+      'compact',
+      { strategy: { dryRun: true } },
+      'strategy.type',
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has an unknown field "dryRun"); "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+    [
+      'compact',
+      { strategy: { dryrun: true }, dryRun: false },
+      'strategy.type',
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has an unknown field "dryrun"); "dryrun": did you mean "dryRun"? it is a field of the request body, not of the strategy; the body has its own: remove it from "strategy"',
+    ],
+    [
+      'compact',
+      { strategy: { tpye: 'turn-window', dryRun: true } },
+      'strategy.type',
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has unknown fields "tpye", "dryRun": did you mean "type" for "tpye"?); "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    ],
+    [
+      'policy',
+      { strategy: { type: 'turn-window' }, trigger: { expectedRevision: 'no_stream', maxTurns: 2 } },
+      'trigger.type',
+      'trigger.type: is required: one of turn-count, token-count, any-of, all-of (trigger has an unknown field "expectedRevision"); "expectedRevision": it is a field of the request body, not of the trigger; move it out of "trigger", beside it in the body',
+    ],
+    [
+      'compact',
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ estimator: 'chars', maxTurns: 2 }] } },
+      'trigger.triggers[0].type',
+      'trigger.triggers[0].type: is required: one of turn-count, token-count, any-of, all-of (trigger.triggers[0] has an unknown field "estimator"); "estimator": it is a field of the request body, not of the trigger; move it out of "trigger", beside it in the body',
+    ],
+    // and a parameter of the other object in one
+    [
+      'compact',
+      { strategy: { threshold: 100 } },
+      'strategy.type',
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has an unknown field "threshold"); "threshold": it is a parameter of the token-count trigger, not of a strategy; move it into "trigger" (trigger.threshold)',
+    ],
+  ];
+
+  it.each(cases)('%s %j: 400 invalid_parameter saying where it belongs', async (kind, body, parameter, message) => {
+    const err = refusal(() => (kind === 'compact' ? compactCommandFrom(schemas, 't', 's', body) : policyCommandFrom(schemas, 't', 's', body)));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'invalid_parameter', parameter, message });
+    const answer = await natsAnswer(kind, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter, message });
+  });
+
+  it('every parameter of every type, sent in a strategy or trigger of another type that refuses it, is told where it belongs (never "must be absent")', () => {
+    const strategies = Object.entries(STRATEGY_ALLOWED_KEYS);
+    const triggers = Object.entries(TRIGGER_ALLOWED_KEYS);
+    for (const [holder, table] of [
+      ['strategy', strategies],
+      ['trigger', triggers],
+    ] as const)
+      for (const [sent, keys] of table)
+        for (const key of [...keysOf('strategy'), ...keysOf('trigger')].filter((k) => !keys.includes(k))) {
+          const object = { type: sent, [key]: 1 };
+          const body = holder === 'strategy' ? { strategy: object } : { strategy: { type: 'sliding-window' }, trigger: object };
+          const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));
+          expect({ body, parameter: err.parameter }).toEqual({ body, parameter: `${holder}.${key}` });
+          expect(err.message).toMatch(new RegExp(`^${holder}\\.${key}: unknown field "${key}": it is a parameter of the `));
+        }
+  });
+
+  it("a key belonging nowhere keeps the parser's message, typed or not", () => {
+    expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { maxEvents: 3, junk: 1 } })).message).toBe(
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has an unknown field "junk")',
+    );
+    expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'turn-window', junk: 1 } })).message).toBe(
+      'invalid strategy.junk: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+    );
   });
 });
 

@@ -24,7 +24,7 @@ import {
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
 import { checkAppendRoute } from './append-route-hint';
-import { misplacedBodyField, type ParameterBody } from './misplaced-body-field';
+import { misplacedField, type ParameterBody } from './misplaced-field';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
@@ -52,8 +52,9 @@ function asMessageError<T>(check: () => T): T {
 }
 
 /**
- * Parses a strategy, naming parameters as `strategy.<name>`; a field of the request body sent inside
- * it is told to move out ({@link misplacedBodyField}). @throws InvalidRequestError (400 `invalid_parameter`).
+ * Parses a strategy, naming parameters as `strategy.<name>`; a key sent inside it that belongs
+ * elsewhere (a field of the request body, a parameter of another strategy type or of the trigger) is
+ * told where ({@link misplacedField}). @throws InvalidRequestError (400 `invalid_parameter`).
  */
 export function strategyFrom(input: unknown, body?: ParameterBody): Strategy {
   try {
@@ -76,8 +77,8 @@ export function triggerFrom(input: unknown, body?: ParameterBody): Trigger | nul
 function asParameterError(err: unknown, prefix: 'strategy' | 'trigger', input: unknown, body: ParameterBody | undefined): unknown {
   if (!(err instanceof InvalidParameterError)) return err;
   const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
-  const inside = body === undefined ? undefined : misplacedBodyField(err, prefix, input, body);
-  if (inside !== undefined) return new InvalidRequestError(inside.parameter, `${inside.parameter}: ${inside.advice}`, 'invalid_parameter');
+  const inside = body === undefined ? undefined : misplacedField(err, prefix, input, body);
+  if (inside !== undefined) return new InvalidRequestError(inside.parameter, inside.message, 'invalid_parameter');
   return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
 }
 

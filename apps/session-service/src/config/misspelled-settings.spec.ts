@@ -3,7 +3,9 @@
  * service ran on ./data): one warn line per variable whose name is a near miss of a documented one.
  */
 import { ENVIRONMENT_VARIABLES } from './command-line';
-import { misspelledSettingLines } from './misspelled-settings';
+import { ConfigurationError } from './configuration-error';
+import { misspelledSettingLines, refuseMisspelledSecuritySettings } from './misspelled-settings';
+import { loadServiceConfig } from './service-config';
 
 /** An environment as a shell, a container, npm and Kubernetes give it, none of it the service's. */
 const TYPICAL: NodeJS.ProcessEnv = {
@@ -75,5 +77,63 @@ describe('a variable whose name is a near miss of a setting: one warn line, "X i
   it('says nothing of a typical environment (shell, container, npm, Kubernetes, the rebuild’s own settings)', () => {
     expect(misspelledSettingLines(TYPICAL)).toEqual([]);
     expect(misspelledSettingLines({ ...TYPICAL, DATA_DIRR: '/srv/data' })).toEqual(['DATA_DIRR is not a setting of the service: did you mean DATA_DIR?']);
+  });
+});
+
+describe('a near miss of a security setting left unset refuses the start (newcomer confighints F2: API_KEY=secret started without authentication)', () => {
+  /** The refusal of starting with `env` (loaded as the service loads it), or undefined when it starts. */
+  function refusal(env: NodeJS.ProcessEnv): ConfigurationError | undefined {
+    try {
+      refuseMisspelledSecuritySettings({ ...loadServiceConfig(env, false), env });
+    } catch (err) {
+      if (err instanceof ConfigurationError) return err;
+      throw err;
+    }
+    return undefined;
+  }
+
+  it('refuses API_KEY (or api_keys, API_KEYZ) without API_KEYS: exit code 2 in main, naming both, the value masked, and the fix', () => {
+    expect(refusal({ ...TYPICAL, API_KEY: 'secret' })?.message).toBe(
+      'API_KEY=***: not a setting of the service, but a near miss of API_KEYS, which is unset: the service starts without authentication (open development mode: every request is tenant "default"): rename API_KEY to API_KEYS, or unset API_KEY to run so on purpose',
+    );
+    expect(refusal({ api_keys: 'k:t' })?.message).toMatch(/^api_keys=\*\*\*: not a setting of the service, but a near miss of API_KEYS, which is unset: /);
+    expect(refusal({ API_KEYZ: 'k:t' })?.refusal.variable).toBe('API_KEYZ');
+    expect(refusal({ API_KEY: 'secret' })?.message).not.toMatch(/secret/);
+  });
+
+  it('keeps a warning when the setting is set (API_KEY beside API_KEYS), or the near miss is blank', () => {
+    expect(refusal({ API_KEY: 'secret', API_KEYS: 'key-12345:t' })).toBeUndefined();
+    expect(refusal({ API_KEY: '' })).toBeUndefined();
+    expect(refusal({ API_KEY: '  ' })).toBeUndefined();
+    expect(misspelledSettingLines({ API_KEY: 'secret', API_KEYS: 'key-12345:t' })).toEqual(['API_KEY is not a setting of the service: did you mean API_KEYS?']);
+  });
+
+  it('refuses a near miss of NATS_USER or NATS_PASSWORD when NATS_URL carries no credentials and the setting is unset', () => {
+    const nats = { NATS_URL: 'nats://n1:4222' };
+    expect(refusal({ ...nats, NATS_USR: 'svc' })?.message).toBe(
+      'NATS_USR=***: not a setting of the service, but a near miss of NATS_USER, which is unset: the service connects to NATS_URL without credentials: rename NATS_USR to NATS_USER, or unset NATS_USR to run so on purpose',
+    );
+    expect(refusal({ ...nats, NATS_USER: 'svc', NATS_PASWORD: 'pw' })?.message).toMatch(
+      /^NATS_PASWORD=\*\*\*: not a setting of the service, but a near miss of NATS_PASSWORD, which is unset: the service connects to NATS_URL without a password: /,
+    );
+    // credentials in NATS_URL, the setting set, or no NATS at all: a warning only
+    expect(refusal({ NATS_URL: 'nats://svc:pw@n1:4222', NATS_USR: 'svc' })).toBeUndefined();
+    expect(refusal({ ...nats, NATS_USER: 'svc', NATS_PASSWORD: 'pw', NATS_USR: 'x' })).toBeUndefined();
+    expect(refusal({ NATS_USR: 'svc' })).toBeUndefined();
+  });
+
+  it('refuses a near miss of OPENAI_BASE_URL when OPENAI_API_KEY is set (conversations would go to api.openai.com), its credentials masked', () => {
+    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_UR: 'https://u:pw@gateway.example/v1' })?.message).toBe(
+      'OPENAI_BASE_UR=https://u:***@gateway.example/v1: not a setting of the service, but a near miss of OPENAI_BASE_URL, which is unset: the service sends conversations to summarize to the default endpoint, https://api.openai.com/v1, with OPENAI_API_KEY: rename OPENAI_BASE_UR to OPENAI_BASE_URL, or unset OPENAI_BASE_UR to run so on purpose',
+    );
+    expect(refusal({ OPENAI_BASE_UR: 'http://localhost:8000/v1' })).toBeUndefined();
+    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://localhost:8000/v1', OPENAI_BASE_UR: 'x' })).toBeUndefined();
+  });
+
+  it('other near misses never refuse: they stay one warn line each', () => {
+    expect(
+      refusal({ ...TYPICAL, DATA_DIRR: '/srv/data', SUMARIZER_MODEL: 'gpt-4o', ALLOWED_HOST: 'a.example', TRUST_PROXIE: '1', OPENAI_API_KE: 'sk' }),
+    ).toBeUndefined();
+    expect(refusal(TYPICAL)).toBeUndefined();
   });
 });

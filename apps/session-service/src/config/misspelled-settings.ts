@@ -5,11 +5,18 @@
  * the service: did you mean DATA_DIR?`, instead of being dropped without a word (the service ran on
  * `./data` with `DATA_DIRR=/srv/data` set, newcomer ncoperator F9). Only near misses: the rest of an
  * environment (`PATH`, `HOME`, `NODE_ENV`, `npm_*`, another program's settings) is none of the
- * service's business and gets no line. Not refused, as ignored settings are not (`ignored-settings.ts`).
+ * service's business and gets no line. Not refused, as ignored settings are not (`ignored-settings.ts`),
+ * except a near miss of a security setting the configuration leaves unset ({@link SECURITY_SETTINGS}):
+ * `API_KEY=secret` without `API_KEYS` started the service without authentication, its operator
+ * believing it on (newcomer confighints F2); that start is refused ({@link refuseMisspelledSecuritySettings}).
  */
 import { nearMissOf } from '@lib/compaction';
+import type { RefusedValueMask } from '@lib/session';
 import { ENVIRONMENT_VARIABLES } from './command-line';
+import { ConfigurationError } from './configuration-error';
+import { natsConnectionTarget } from './nats-credentials';
 import { REBUILD_NUMBER_VARIABLES } from './rebuild-number-variables';
+import type { ServiceConfig } from './service-config';
 
 /** The documented variables (`--help`, the README table): the names a near miss is compared with. */
 const SETTINGS: readonly string[] = ENVIRONMENT_VARIABLES.map((v) => v.name);
@@ -30,4 +37,87 @@ export function misspelledSettingLines(env: NodeJS.ProcessEnv, settings: readonl
     const meant = nearMissOf(name, settings);
     return meant === undefined ? [] : [`${name} is not a setting of the service: did you mean ${meant}?`];
   });
+}
+
+/** What {@link SECURITY_SETTINGS} look at: the configuration as loaded, and the environment (the summarizer's variables are read from it). */
+export type SecurityContext = Pick<ServiceConfig, 'apiKeys' | 'natsUrl' | 'natsUser' | 'natsPassword'> & { env: NodeJS.ProcessEnv };
+
+/** A setting whose absence weakens the service's security without a word, and when it does. */
+export interface SecuritySetting {
+  readonly name: string;
+  /** Whether the setting is unset in `context` and the service then runs less safely. */
+  readonly weakenedWithout: (context: SecurityContext) => boolean;
+  /** What the service does without it, e.g. `starts without authentication (open development mode: …)`. */
+  readonly without: string;
+  /** How a refusal shows a near miss's value: a secret's is masked. */
+  readonly mask: RefusedValueMask;
+}
+
+/** A variable set to something other than blank. */
+const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name]?.trim() ?? '') !== '';
+
+/** A NATS connection without credentials in `NATS_URL` (the variables then are the only ones). */
+const natsUrlWithoutCredentials = ({ natsUrl }: SecurityContext): boolean =>
+  natsUrl !== undefined && Object.keys(natsConnectionTarget(natsUrl).credentials).length === 0;
+
+/**
+ * The settings whose absence silently weakens security (of the Configuration table, checked one by
+ * one: `ALLOWED_HOSTS` and `TRUST_PROXY` unset are the strictest, `RATE_LIMIT_PER_MINUTE` unset
+ * keeps its limit): `API_KEYS` (unset: open development mode, no authentication); `NATS_USER` and
+ * `NATS_PASSWORD` with `NATS_URL` set without credentials of its own (unset: the service connects
+ * anonymously, into whatever account such clients share); `OPENAI_BASE_URL` with `OPENAI_API_KEY`
+ * set (unset: conversations go to api.openai.com, not to the endpoint meant, e.g. a company gateway).
+ */
+export const SECURITY_SETTINGS: readonly SecuritySetting[] = [
+  {
+    name: 'API_KEYS',
+    weakenedWithout: ({ apiKeys }) => apiKeys.size === 0,
+    without: 'starts without authentication (open development mode: every request is tenant "default")',
+    mask: 'secret',
+  },
+  {
+    name: 'NATS_USER',
+    weakenedWithout: (c) => c.natsUser === undefined && natsUrlWithoutCredentials(c),
+    without: 'connects to NATS_URL without credentials',
+    mask: 'secret',
+  },
+  {
+    name: 'NATS_PASSWORD',
+    weakenedWithout: (c) => c.natsPassword === undefined && natsUrlWithoutCredentials(c),
+    without: `connects to NATS_URL without a password`,
+    mask: 'secret',
+  },
+  {
+    name: 'OPENAI_BASE_URL',
+    weakenedWithout: ({ env }) => !isSet(env, 'OPENAI_BASE_URL') && isSet(env, 'OPENAI_API_KEY'),
+    without: 'sends conversations to summarize to the default endpoint, https://api.openai.com/v1, with OPENAI_API_KEY',
+    mask: 'url',
+  },
+];
+
+/**
+ * Refuses to start when a variable set (not blank) in `context.env` is no setting of the service
+ * but a near miss of a security setting ({@link SECURITY_SETTINGS}; the one {@link misspelledSettingLines}
+ * would name) that the configuration leaves unset, so that the service would run less safely than its
+ * operator believes: `API_KEY=secret` without `API_KEYS`. Other near misses stay warnings. Called by
+ * `main.ts` after the configuration loads (the service's start only: the CLI tools serve no request).
+ * @throws ConfigurationError `API_KEY=***: not a setting of the service, but a near miss of API_KEYS,
+ *   which is unset: the service starts without authentication (…): rename API_KEY to API_KEYS, or
+ *   unset API_KEY to run so on purpose`, for the first such variable in `env`'s order (its value masked).
+ */
+export function refuseMisspelledSecuritySettings(context: SecurityContext, settings: readonly string[] = SETTINGS): void {
+  const known = new Set(settings);
+  for (const name of Object.keys(context.env)) {
+    if (!isSet(context.env, name) || known.has(name) || TOOL_SETTINGS.has(name)) continue;
+    const meant = nearMissOf(name, settings);
+    const setting = SECURITY_SETTINGS.find((s) => s.name === meant);
+    if (setting === undefined || !setting.weakenedWithout(context)) continue;
+    throw new ConfigurationError({
+      variable: name,
+      value: context.env[name]!,
+      mask: setting.mask,
+      problem: `not a setting of the service, but a near miss of ${setting.name}, which is unset: the service ${setting.without}`,
+      fix: `rename ${name} to ${setting.name}, or unset ${name} to run so on purpose`,
+    });
+  }
 }

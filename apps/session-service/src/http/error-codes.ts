@@ -81,7 +81,7 @@ export const API_ERROR_CODES = {
   session_not_found: {
     status: 404,
     description:
-      'no event was ever appended to the session (or it was erased), or it is another tenant’s; every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does',
+      'no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does',
   },
   compaction_not_found: { status: 404, description: 'the session has no compaction with this id' },
   route_not_found: { status: 404, description: 'no such route (also a route’s path with a trailing slash)' },

@@ -8,7 +8,7 @@
  * answered whatever the Host: they hold no session data, and probes name the service as they reach it
  * (a compose service name, a Kubernetes pod IP or service name).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiErrorBody } from './api-error.filter';
 import { hostNameOf, isAllowedHost } from '../config/allowed-hosts';
 import type { ForeignHostLines } from './foreign-host-lines';
@@ -46,22 +46,44 @@ export function addressedHost(target: string, header: string | undefined): strin
   return absolute ? absolute[1] : header;
 }
 
+/** What open mode's Host check reads of the configuration: `API_KEYS` (with keys no Host is refused) and `ALLOWED_HOSTS`. */
+export interface HostCheckOptions {
+  apiKeys: ReadonlyMap<string, string>;
+  allowedHosts: readonly string[];
+}
+
 /**
- * Makes `fastify` answer 403 `host_not_allowed` ({@link hostNotAllowedAnswer}) to a request whose
- * Host ({@link addressedHost}: an absolute-form target's authority, else the Host header) `isAllowedHost` refuses (an `onRequest` hook; call it after the missing-Host answer and before
- * the key check), except on {@link HOST_CHECK_EXEMPT_PATHS}, told through `lines` (a warn line per Host name per minute).
- * Adds nothing when `apiKeys` is set (size > 0).
+ * Open mode's Host check of `request`: the 403 answer ({@link hostNotAllowedAnswer}) when `isAllowedHost`
+ * refuses its Host ({@link addressedHost}: an absolute-form target's authority, else the Host header),
+ * told through `lines` (a warn line per Host name per minute); undefined when the request is answered
+ * as usual: `apiKeys` set (size > 0), an allowed Host, or a path of {@link HOST_CHECK_EXEMPT_PATHS}.
+ * The one check of both places a request is refused for its Host: {@link refuseForeignHosts} (every
+ * routed request) and Fastify's framework errors (a path that is not valid percent-encoding, answered
+ * before any hook: `answerFrameworkErrors`), so a foreign Host is answered 403 whatever its path.
  */
-export function refuseForeignHosts(
-  fastify: FastifyInstance,
-  options: { apiKeys: ReadonlyMap<string, string>; allowedHosts: readonly string[] },
+export function foreignHostRefusal(
+  request: Pick<FastifyRequest, 'method' | 'url' | 'raw'>,
+  options: HostCheckOptions,
   lines: ForeignHostLines,
-): void {
+): ApiErrorBody | undefined {
+  if (options.apiKeys.size > 0) return undefined;
+  const host = addressedHost(request.raw.url ?? '', request.raw.headers.host);
+  if (isAllowedHost(host, options.allowedHosts) || HOST_CHECK_EXEMPT_PATHS.has(request.url.split('?')[0])) return undefined;
+  lines.refused(request.method, host!);
+  return hostNotAllowedAnswer(host!);
+}
+
+/**
+ * Makes `fastify` answer 403 `host_not_allowed` to a request {@link foreignHostRefusal} refuses (an
+ * `onRequest` hook; call it after the answers that make the Host readable, the HTTP version and the
+ * missing or repeated Host header, and before every other check: a `#` in the target, the query's
+ * encoding, the key, the route). Adds nothing when `apiKeys` is set (size > 0).
+ */
+export function refuseForeignHosts(fastify: FastifyInstance, options: HostCheckOptions, lines: ForeignHostLines): void {
   if (options.apiKeys.size > 0) return;
   fastify.addHook('onRequest', (request, reply, done) => {
-    const host = addressedHost(request.raw.url ?? '', request.raw.headers.host);
-    if (isAllowedHost(host, options.allowedHosts) || HOST_CHECK_EXEMPT_PATHS.has(request.url.split('?')[0])) return done();
-    lines.refused(request.method, host!);
-    void reply.code(403).send(hostNotAllowedAnswer(host!));
+    const refusal = foreignHostRefusal(request, options, lines);
+    if (refusal === undefined) return done();
+    void reply.code(403).send(refusal);
   });
 }

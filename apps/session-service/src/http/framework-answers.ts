@@ -91,16 +91,30 @@ export function frameworkErrorAnswer(error: FastifyError): { status: number; bod
 }
 
 /**
+ * Open mode's Host check (`foreign-host.ts`, `foreignHostRefusal`): the 403 answer for a request whose
+ * Host is refused, told by its own lines; undefined when the request is answered as usual.
+ */
+export type HostRefusal = (request: FastifyRequest) => ApiErrorBody | undefined;
+
+/**
  * Builds Fastify's `frameworkErrors` handler: answers in our shape, logs one line (method, short
  * path, status, code) through `lines` (rate-limited: {@link refusedRequestLines}) and counts the
  * answer under route `unknown` (Fastify runs no `onResponse` hook for these answers). `metrics()`
- * gives the metrics once the application exists.
+ * gives the metrics once the application exists. `hostRefusal` (open development mode's Host check)
+ * comes first, as it does for every routed request: a foreign Host with a path that is not valid
+ * percent-encoding is answered 403 `host_not_allowed`, not 400 `invalid_path` (DNS rebinding: such a
+ * request gets nothing but the refusal); that refusal is told by the Host check's lines, not `lines`.
  */
-export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined, lines: RateLimitedWarnings = refusedRequestLines()) {
+export function answerFrameworkErrors(
+  metrics: () => ServiceMetrics | undefined,
+  lines: RateLimitedWarnings = refusedRequestLines(),
+  hostRefusal?: HostRefusal,
+) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const started = process.hrtime.bigint();
-    const { status, body } = frameworkErrorAnswer(error);
-    lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
+    const refusedHost = hostRefusal?.(request);
+    const { status, body } = refusedHost !== undefined ? { status: 403, body: refusedHost } : frameworkErrorAnswer(error);
+    if (refusedHost === undefined) lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
     // No onRequest hook ran: the headers every answer carries are written here.
     writeEarlyAnswerHeaders(reply.raw);
     void reply.header(REQUEST_ID_HEADER, request.id).code(status).send(body);

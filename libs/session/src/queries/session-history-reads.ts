@@ -23,7 +23,7 @@ import {
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
 import { getCompaction, getCompactionDiffHead, pageCompactions } from '../read-side/queries/compaction-history-query';
-import { listErasures, sessionNotFound, type ErasureRecordRow } from '../read-side/queries/erasure-query';
+import { listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
 import { jsonSafe } from './json-safe';
@@ -77,7 +77,7 @@ export class SessionHistoryReads {
   async session(tenantId: string, sessionId: string, estimator: EstimatorName, minPosition?: bigint): Promise<SessionSummaryAnswer> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const summary = getSessionSummary(this.readModels, tenantId, sessionId, estimator);
-    if (!summary) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!summary) throw await this.reads.notFound(tenantId, sessionId);
     return jsonSafe(summary) as SessionSummaryAnswer;
   }
 
@@ -95,23 +95,23 @@ export class SessionHistoryReads {
 
   /**
    * The auto-compaction policy in force, as `PUT …/policy` answers it ({@link policyAnswer}: strategy,
-   * trigger and estimator null when none is). @throws SessionNotFoundError (404; with `erasedAt` for an erased id, {@link sessionNotFound}), ProjectionBehindError (503).
+   * trigger and estimator null when none is). @throws SessionNotFoundError (404; with `erasedAt` for an erased id, `SessionReads.notFound`), ProjectionBehindError (503).
    */
   async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<PolicyAnswer> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const session = findSession(this.readModels, tenantId, sessionId);
-    if (!session) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!session) throw await this.reads.notFound(tenantId, sessionId);
     return policyAnswer(sessionId, lastPolicyEventOf(this.readModels, session.sessionKey), session.revision);
   }
 
   /**
    * A page of the compaction history, oldest first.
-   * @throws SessionNotFoundError (404; with `erasedAt` for an erased id, {@link sessionNotFound}), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
+   * @throws SessionNotFoundError (404; with `erasedAt` for an erased id, `SessionReads.notFound`), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
    */
   async compactions(tenantId: string, sessionId: string, page: { limit?: number; cursor?: string; minPosition?: bigint }): Promise<CompactionHistoryPage> {
     await this.reads.waitFor(page.minPosition, { tenantId, sessionId });
     const records = pageCompactions(this.readModels, tenantId, sessionId, page.limit, page.cursor);
-    if (!records) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!records) throw await this.reads.notFound(tenantId, sessionId);
     const answer: CompactionHistoryPage = { sessionId, compactions: records.compactions.map(compactionHistoryItem) };
     if (records.nextCursor) answer.nextCursor = records.nextCursor;
     return answer;
@@ -120,7 +120,7 @@ export class SessionHistoryReads {
   /** One compaction decision. @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503). */
   async compaction(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionHistoryItem> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
-    return compactionHistoryItem(this.record(tenantId, sessionId, compactionId));
+    return compactionHistoryItem(await this.record(tenantId, sessionId, compactionId));
   }
 
   /**
@@ -130,7 +130,7 @@ export class SessionHistoryReads {
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
-    const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? this.notFound(tenantId, sessionId, compactionId);
+    const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
     const { revision, firstRevision, estimator, archivedOnArrival } = head;
     const stream = sessionStream(sessionKey(tenantId, sessionId));
     // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo): the window
@@ -153,13 +153,16 @@ export class SessionHistoryReads {
     );
   }
 
-  private record(tenantId: string, sessionId: string, compactionId: string) {
-    return getCompaction(this.readModels, tenantId, sessionId, compactionId) ?? this.notFound(tenantId, sessionId, compactionId);
+  private async record(tenantId: string, sessionId: string, compactionId: string) {
+    return getCompaction(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
   }
 
-  /** @throws SessionNotFoundError (404, {@link sessionNotFound}) when the session is unknown (or another tenant's, or erased), else CompactionNotFoundError (404). */
-  private notFound(tenantId: string, sessionId: string, compactionId: string): never {
-    if (!findSession(this.readModels, tenantId, sessionId)) throw sessionNotFound(this.readModels, tenantId, sessionId);
+  /**
+   * @throws SessionNotFoundError (404, `SessionReads.notFound`: true however far the read models lag) when the session is unknown (or
+   *   another tenant's, or erased), else CompactionNotFoundError (404).
+   */
+  private async notFound(tenantId: string, sessionId: string, compactionId: string): Promise<never> {
+    if (!findSession(this.readModels, tenantId, sessionId)) throw await this.reads.notFound(tenantId, sessionId);
     throw new CompactionNotFoundError(sessionId, compactionId);
   }
 }

@@ -10,7 +10,7 @@ import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session
 import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
 import { quoteInput } from '@lib/compaction';
-import { InvalidRequestError, SessionError, type SessionErrorDetails } from '../errors';
+import { InvalidRequestError, SessionError, type SessionErrorDetails, type SessionNotFoundError } from '../errors';
 import { sessionNotFound } from '../read-side/queries/erasure-query';
 import { ReadModelsOffLogError } from './read-models-off-log-error';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
@@ -146,7 +146,7 @@ export class SessionReads {
     } else {
       await this.waitFor(options.minPosition, { tenantId, sessionId });
       const projected = await getWindowInTurns(this.readModels, tenantId, sessionId);
-      if (!projected) throw sessionNotFound(this.readModels, tenantId, sessionId);
+      if (!projected) throw await this.notFound(tenantId, sessionId);
       revision = projected.revision;
       entries = projected.entries;
     }
@@ -203,7 +203,7 @@ export class SessionReads {
       return (await this.window(tenantId, sessionId, options)) as object;
     await this.waitFor(options.minPosition, { tenantId, sessionId });
     const json = await getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
-    if (!json) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!json) throw await this.notFound(tenantId, sessionId);
     return json;
   }
 
@@ -215,7 +215,7 @@ export class SessionReads {
   async log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<unknown> {
     await this.waitFor(minPosition, { tenantId, sessionId });
     const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
-    if (!page) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!page) throw await this.notFound(tenantId, sessionId);
     return jsonSafe(page);
   }
 
@@ -227,7 +227,7 @@ export class SessionReads {
   async logJson(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<Buffer> {
     await this.waitFor(minPosition, { tenantId, sessionId });
     const json = listLogJson(this.readModels, tenantId, sessionId, fromRevision, limit);
-    if (!json) throw sessionNotFound(this.readModels, tenantId, sessionId);
+    if (!json) throw await this.notFound(tenantId, sessionId);
     return json;
   }
 
@@ -252,6 +252,20 @@ export class SessionReads {
       await this.reached(asOf);
     }
     return jsonSafe(searchRecall(this.readModels, search));
+  }
+
+  /**
+   * The 404 of a read that finds no session `sessionId` of `tenantId` in the read models
+   * (`sessionNotFound`: the erased one when they hold its erasure), true however far they lag the
+   * log: when they have not applied it up to its head (read from the store; unknown when the store
+   * does not answer), the message says up to which position the session has no event and that later
+   * ones are not applied yet, instead of "no event was appended to it". No wait: a read with
+   * `minPosition=0` waits for nothing, and one without waits only for this process's acknowledged writes.
+   */
+  async notFound(tenantId: string, sessionId: string): Promise<SessionNotFoundError> {
+    const checkpoint = this.projector.checkpoint();
+    const head = await this.store.headPosition().catch(() => null);
+    return sessionNotFound(this.readModels, tenantId, sessionId, head !== null && checkpoint >= head ? undefined : { checkpoint, head });
   }
 
   /**

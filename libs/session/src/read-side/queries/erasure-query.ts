@@ -1,7 +1,7 @@
 import type { ReadModelStore } from '../read-model-store';
 import type { RequestedBy } from '../../events/requested-by';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
-import { SessionNotFoundError } from '../../errors';
+import { SessionNotFoundError, type ReadModelsBehind } from '../../errors';
 
 /** Default page size of {@link listErasures}. */
 export const DEFAULT_ERASURE_LIMIT = 50;
@@ -89,9 +89,11 @@ export function latestErasure(store: ReadModelStore, tenantId: string, sessionId
  * id was last erased (message and `details.erasedAt`, from {@link latestErasure}) when `readModels`
  * hold an erasure of it, else the plain "does not exist" one (an id never written, another tenant's,
  * or an erasure these read models have not applied yet; without `readModels`, always that one).
+ * `behind`: how far those read models lag the log, when they do (the message then says up to where
+ * it holds: `SessionReads.notFound`).
  */
-export function sessionNotFound(readModels: ReadModelStore | undefined, tenantId: string, sessionId: string): SessionNotFoundError {
-  return new SessionNotFoundError(sessionId, readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined);
+export function sessionNotFound(readModels: ReadModelStore | undefined, tenantId: string, sessionId: string, behind?: ReadModelsBehind): SessionNotFoundError {
+  return new SessionNotFoundError(sessionId, readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined, undefined, false, behind);
 }
 
 /**
