@@ -467,11 +467,32 @@ describe('compaction: conflict and rebase (DESIGN §4)', () => {
     expect(rebaseCompaction(pass, before, latest, command.estimator)).toBeNull();
   });
 
-  it('a new system message meanwhile supersedes the pinned one: the pass is planned again', () => {
-    const { before, latest, pass } = raced([system('s0'), ...threeTurns], [system('s1')]);
-    expect(rebaseCompaction(pass, before, latest, command.estimator)).toBeNull();
+  it('a new system message meanwhile supersedes the pinned one: the same decision on the new revision, without a second summarizer call, also archives the one it superseded (nclongrun F1)', () => {
+    const { before, latest, pass, summary } = raced([system('s0'), ...threeTurns], [system('s1'), user('u4'), system('s2')]);
+    const first = decideCompaction(command, before, pass, summary, SPEC_CONTEXT);
+    const rebased = rebaseCompaction(pass, before, latest, command.estimator);
+    expect(rebased).not.toBeNull();
+    // what a pass planned on the latest state archives as superseded: every system message but the latest
+    expect(rebased!.plan.supersededSystemIds).toEqual(['s0', 's1']);
+    const again = decideCompaction(command, latest, rebased!, summary, SPEC_CONTEXT);
+    expect(again.result.summary!.text).toBe(first.result.summary!.text);
+    expect(again.result.archivedIds).toEqual(['s0', 'u1', 'a1', 'u2', 'a2', 's1']);
+    expect(windowAfter(latest, again.events)).toEqual([first.result.summary!.id, 'u3', 'a3', 'u4', 's2']);
+    const data = dataOf<CompactionCompletedData>(again.events, COMPACTION_COMPLETED);
+    // the tokens archived count the superseded system messages: before − after = archived − summary
+    const costOf = (ids: string[]) => ids.reduce((sum, id) => sum + latest.active.get(id)!.costs[command.estimator], 0);
+    expect(data.tokensBefore - data.tokensAfter).toBe(costOf(['s0', 'u1', 'a1', 'u2', 'a2', 's1']) - again.result.summary!.tokens);
     const notice = raced([system('s0'), ...threeTurns], [system('n1', 'a file arrived', true)]);
-    expect(rebaseCompaction(notice.pass, notice.before, notice.latest, command.estimator)).not.toBeNull();
+    expect(rebaseCompaction(notice.pass, notice.before, notice.latest, command.estimator)!.plan.archivedIds).toEqual(notice.pass.plan.archivedIds);
+  });
+
+  it('a new system message meanwhile, then the summarizer fails: only the superseded system messages are archived, the newly superseded one included', () => {
+    const { before, latest, pass } = raced([system('s0'), ...threeTurns], [system('s1')]);
+    const rebased = rebaseCompaction(pass, before, latest, command.estimator)!;
+    const failed = decideCompaction(command, latest, rebased, summaryFailure('HTTP 500'), SPEC_CONTEXT);
+    expect(failed.result.outcome).toBe('failed');
+    expect(failed.result.archivedIds).toEqual(['s0']);
+    expect(windowAfter(latest, failed.events)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3', 's1']);
   });
 
   it('a late answer to a call the pass archives arrives meanwhile: the pass is planned again, and keeps the call with its answer', () => {

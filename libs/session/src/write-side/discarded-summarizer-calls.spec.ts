@@ -277,20 +277,45 @@ describe('a summarizer call whose reply a pass does not use', () => {
     }
   });
 
+  it('a system message appended while the model runs (nclongrun F1): the pass is written at the new revision with its one call, nothing discarded, the system message it superseded archived', async () => {
+    const { store, summarizer, compactions, say, turns, decisions } = setUp();
+    try {
+      await say('sys0', 'system');
+      await turns(0, 8);
+      summarizer.free = true;
+      summarizer.before = async (n) => {
+        await say(`sys${n}`, 'system');
+      };
+      const answer = await compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false));
+      expect(summarizer.calls).toBe(1);
+      expect(answer).toMatchObject({ outcome: 'compacted', recorded: true });
+      expect(answer.discardedSummarizerCalls).toBeUndefined();
+      const [decision] = await decisions();
+      expect(decision.keptIds).toEqual([expect.any(String), 'u5', 'u6', 'u7', 'sys1']);
+      expect(decision.summarizer?.discarded).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('the stream moves on during every call in a way no rebase survives: conflict, and the answer reports every call', async () => {
     const { store, summarizer, compactions, say, turns, decisions, spent } = setUp();
     try {
       await turns(0, 8);
       summarizer.free = true;
-      // a new system message supersedes the pinned one: the pass may not be rebased onto it
+      // another compaction decided meanwhile each time (a sliding window over two more turns): no pass may be rebased onto it
+      const sliding = parseStrategy({ type: 'sliding-window', maxEvents: 6 });
       summarizer.before = async (n) => {
-        await say(`sys${n}`, 'system');
+        await say(`late${n}a`);
+        await say(`late${n}b`);
+        expect(await compactions.execute(new CompactSessionCommand('t', 's', sliding, null, 'chars', false))).toMatchObject({ outcome: 'compacted' });
       };
       const answer = await compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false));
       expect(summarizer.calls).toBe(MAX_COMPACTION_ATTEMPTS);
       expect(answer).toMatchObject({ outcome: 'conflict', recorded: false });
       expect(answer.discardedSummarizerCalls).toEqual({ ...identity, ...usage(4, 1000, 100) });
-      expect(await decisions()).toHaveLength(0);
+      // the only decisions are the sliding windows', 4
+      expect((await decisions()).map((d) => d.strategy.type)).toEqual(Array(MAX_COMPACTION_ATTEMPTS).fill('sliding-window'));
       expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['conflict', undefined, usage(4, 1000, 100)]]);
     } finally {
       await store.close();
