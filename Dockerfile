@@ -4,6 +4,8 @@
 # `npm run rebuild-read-models` build only where tsconfig.build.json is (a source checkout), so both run here as they are
 # (e.g. docker run --rm -v <volume>:/app/data session-service npm run rebuild-read-models, the service stopped).
 # It listens on all interfaces (HOST=0.0.0.0), as a container must to be reached on its pod or bridge address.
+# The image has no .git: give it the commit it is built from, which /health, /metrics and the start-up line name
+# (`unknown` without it): docker build --build-arg BUILD_COMMIT=$(git rev-parse HEAD) -t session-service .
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 ships prebuilt binaries for node 20; the toolchain is only a fallback
@@ -17,7 +19,10 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production \
+# Empty when not given: BUILD_COMMIT empty counts as unset (the commit is then unknown).
+ARG BUILD_COMMIT=
+ENV BUILD_COMMIT=${BUILD_COMMIT} \
+    NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/app/data \

@@ -19,6 +19,8 @@ import { REPO_ROOT, call, spawnService, type ServiceProcess } from '../support/s
 jest.setTimeout(300_000);
 
 const COPIED = ['apps', 'libs', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+/** The service's release, as the `listening on` line names it (read from package.json by the built service too). */
+const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version.replaceAll('.', '\\.');
 const MAIN_JS = path.join('dist', 'apps', 'session-service', 'src', 'main.js');
 
 /** Starts `npm start` in `cwd` and resolves with the process and the time to its first 200 from /health (ms). */
@@ -74,7 +76,11 @@ describe('npm start: build once, start fast, readable logs', () => {
       }
     });
     expect(records.map((r) => r.msg)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^session memory compaction service listening on http:/), expect.stringMatching(/^open development mode/)]),
+      expect.arrayContaining([
+        // The copy has no .git and no BUILD_COMMIT is set: the commit is unknown; the version is package.json's, found from dist/.
+        expect.stringMatching(new RegExp(`^session memory compaction service ${VERSION} \\(commit unknown, Node v[\\d.]+\\) listening on http:`)),
+        expect.stringMatching(/^open development mode/),
+      ]),
     );
     expect(first.svc.stdout()).not.toContain('request completed');
     expect(first.svc.stdout()).not.toContain('/v1/sessions/s1');
@@ -88,13 +94,17 @@ describe('npm start: build once, start fast, readable logs', () => {
   });
 
   it('LOG_FORMAT=pretty: plain start-up lines and readable log lines, requests at debug', async () => {
-    const { svc } = await startTimed(root, path.join(root, 'data3'), { LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug' });
+    const { svc } = await startTimed(root, path.join(root, 'data3'), { LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug', BUILD_COMMIT: 'c0ffee1' });
     procs.push(svc);
     expect((await call(svc.url, 'POST', '/v1/sessions/s2/events', { events: [{ type: 'user', text: 'hello' }] })).status).toBe(201);
     await new Promise((r) => setTimeout(r, 500)); // pino-pretty writes from a worker thread
     await svc.stop();
     const lines = serviceLines(svc.stdout());
-    expect(lines).toContain(`session memory compaction service listening on ${svc.url}`);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^session memory compaction service ${VERSION} \\(commit c0ffee1, Node v[\\d.]+\\) listening on ${svc.url}$`)),
+      ]),
+    );
     const request = lines.find((line) => line.includes('/v1/sessions/s2/events'));
     expect(request).toMatch(/DEBUG.*request completed/);
     expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);

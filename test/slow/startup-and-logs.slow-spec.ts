@@ -51,6 +51,32 @@ describe('start-up mode and logs of a real process', () => {
     expect(svc.stdout()).toMatch(/shut down after SIGHUP in \d+ ms/);
   });
 
+  // Operator finding: a SIGTERM in the first seconds of start-up, before "listening on", ended the process at once
+  // (exit code 143) without a line, its store not closed and DATA_DIR's lock record left behind.
+  it('stops on SIGTERM during start-up, before listening: a line saying so, the store closed and DATA_DIR released, ended by the signal', async () => {
+    const dataDir = tempDir();
+    const starting = startServiceProcess({ dataDir });
+    starting.ready.then(
+      (svc) => procs.push(svc),
+      () => undefined,
+    );
+    // The lock's record is written as the service starts to be built, a second or more before it listens.
+    const holder = path.join(dataDir, 'service.lock.json');
+    for (const deadline = Date.now() + 90_000; !fs.existsSync(holder); await new Promise((resolve) => setTimeout(resolve, 2)))
+      if (Date.now() > deadline) throw new Error(`the service did not lock ${dataDir} within 90 s\n${starting.stdout()}\n${starting.stderr()}`);
+    expect(starting.stdout()).not.toMatch(/listening on/);
+    process.kill(starting.pid!, 'SIGTERM');
+    expect(await starting.exited).toEqual({ code: null, signal: 'SIGTERM' });
+    const out = starting.stdout();
+    expect(out).toMatch(/SIGTERM received during start-up, before listening: stopping without serving \(at most SHUTDOWN_TIMEOUT_MS=20000 ms\)/);
+    expect(out).toMatch(/stopped during start-up after SIGTERM in \d+ ms: the service did not serve \(store and read models closed, DATA_DIR released\)/);
+    expect(out).not.toMatch(/listening on/);
+    expect(starting.stderr()).toBe('');
+    // Released as a shutdown releases it: the holder record removed, the SQLite files closed (no WAL left).
+    expect(fs.existsSync(holder)).toBe(false);
+    expect(fs.readdirSync(dataDir).filter((name) => name.endsWith('-wal'))).toEqual([]);
+  });
+
   it('says "open development mode" at start-up when no API keys are configured', async () => {
     const svc = await spawnService({ dataDir: tempDir(), env: { LOG_LEVEL: 'info' } });
     procs.push(svc);

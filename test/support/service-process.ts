@@ -46,6 +46,8 @@ const INHERITED_FROM_SOURCE = ['TS_NODE_PROJECT'];
 /** A child process that may not be ready yet: `ready` resolves with the running service. */
 export interface StartingService {
   ready: Promise<ServiceProcess>;
+  /** The child's process id (undefined when it could not be spawned), e.g. to send it a signal before it is ready. */
+  pid: number | undefined;
   /** Sends SIGKILL at once (ready or not) and resolves when the process has exited. */
   kill(): Promise<void>;
   /** Resolves with the exit code (or signal) once the process has exited (ready or not). */
@@ -157,7 +159,7 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
       clearTimeout(timer);
     },
   }));
-  return { ready, kill, exited, stderr: () => err, stdout: () => out };
+  return { ready, pid: child.pid, kill, exited, stderr: () => err, stdout: () => out };
 }
 
 /** A JSON answer of the service. */

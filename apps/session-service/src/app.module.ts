@@ -47,6 +47,8 @@ export class AppModule {
     const throttle = config.rateLimitPerMinute > 0;
     // Made here, not by the injector: the store the session library writes through is observed from the start.
     const metrics = new ServiceMetrics();
+    // session_service_build_info{version, commit, node_version} 1: which build runs.
+    metrics.registerBuildInfo(config.build);
     const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
     // PostgreSQL: the pool's connections, read at each scrape (absent for a store without a pool).
     if (session.store.poolConnections) metrics.registerPoolConnections(() => session.store.poolConnections!());

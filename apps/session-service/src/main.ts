@@ -26,10 +26,20 @@
  * refused); the drain answers requests on open connections (see {@link SHUTDOWN_DRAIN_MS}). The whole
  * shutdown takes at most SHUTDOWN_TIMEOUT_MS (shutdown/shutdown-bound.ts): what still waits for a store that
  * does not answer then is named in one warn line, and the process ends by the signal all the same.
+ * A signal during start-up, before the service listens (its modules loading, its store opening: about 2 s),
+ * is seen once the start-up step under way ends (they hold the event loop: {@link signalsSeen}) and logs one
+ * line then (`SIGTERM received during start-up, before listening: …`); the service is closed as built so far
+ * (its store, read models and the lock on DATA_DIR released; nothing when it was not built yet), one line says
+ * so (`stopped during start-up after SIGTERM in … ms: …`), and the process ends by the signal (exit code 143
+ * for SIGTERM in a shell, as after a shutdown); a step that does not end within SHUTDOWN_TIMEOUT_MS of the
+ * signal is left, with one warn line.
+ * The `listening on` line names the build (version, commit and Node.js: `config.build`).
  */
+// First: a shutdown signal is caught from here on, also while the modules below load (shutdown-signals.ts).
+import { endBySignal, handleShutdownSignals, signalsSeen, type ShutdownSignal } from './shutdown/shutdown-signals';
 import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
-import { createSessionService } from './create-session-service';
+import { createSessionService, type SessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
 import { startupNatsLine, startupStoreLine, startupSummarizerLine, startupUrl } from './config/startup-summary';
 import { asConfigurationError } from './config/configuration-error';
@@ -50,9 +60,6 @@ import { routeProcessWarnings } from './observability/process-warnings';
  */
 const SHUTDOWN_DRAIN_MS = 1000;
 
-/** Signals that close the service gracefully (SIGHUP too: without a handler Node ends at once, without the drain or a line). */
-const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-
 /**
  * Prints `lines` as main's summary lines, whatever `LOG_LEVEL` says (README, Logs): plain with
  * LOG_FORMAT=pretty (`warning: ` before a `warn` one), JSON log lines at `level` otherwise.
@@ -71,6 +78,18 @@ function storeModeLine(config: ServiceConfig): string {
   const writer =
     eventStoreKind(config) === 'sqlite' ? `SQLITE_WRITER_THREAD ${config.sqliteWriterThread ? 'on' : 'off'}` : 'SQLITE_WRITER_THREAD n/a (not SQLite)';
   return `store mode: ${writer}, PROJECTOR_WORKER ${config.projectorWorker ? 'on' : 'off'}`;
+}
+
+/** The warn line of a shutdown (or a stop during start-up) that ended before `unfinished` finished, when there is any. */
+function sayUnfinished(config: ServiceConfig, unfinished: string[]): void {
+  if (unfinished.length > 0)
+    say(
+      config,
+      [
+        `shutdown not finished within SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms: ending the process without waiting longer for ${unfinished.join(' and ')}`,
+      ],
+      'warn',
+    );
 }
 
 /** Ends the process for a start-up failure: a configuration error (exit code 2) or another failure (exit code 1), one line on stderr. */
@@ -105,32 +124,26 @@ async function main(): Promise<void> {
   }
   // Node's warnings (the pg driver's multi-line SSL one) as one JSON log line each, not plain text amid the JSON lines.
   routeProcessWarnings(config.logFormat, config.logLevel);
-  const service = await createSessionService(config);
-  const running = service;
+  /** Set once the service listens: a signal then shuts it down (`shutDown`); before, it stops the start-up. */
+  let running: SessionService | null = null;
+  /** A signal received during start-up, and when (ms): the start-up stops at its next step (`stopDuringStartUp`). */
+  let startUpStop: { signal: ShutdownSignal; at: number } | null = null;
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
+  const shutDown = (service: SessionService, signal: ShutdownSignal): void => {
     if (stopping) return; // a second signal while closing changes nothing
     stopping = true;
     const started = Date.now();
     say(config, [
       `${signal} received: shutting down${signal === 'SIGHUP' ? ' (the configuration is read only at start: start the service again to apply a change)' : ''} (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish; at most SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms)`,
     ]);
-    running.close({ drainMs: SHUTDOWN_DRAIN_MS, timeoutMs: config.shutdownTimeoutMs }).then(
+    service.close({ drainMs: SHUTDOWN_DRAIN_MS, timeoutMs: config.shutdownTimeoutMs }).then(
       ({ refusedWhileShuttingDown: refused, unfinished }) => {
         // Something still waits for a store that does not answer: the process ends anyway (bounded shutdown).
-        if (unfinished.length > 0)
-          say(
-            config,
-            [
-              `shutdown not finished within SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms: ending the process without waiting longer for ${unfinished.join(' and ')}`,
-            ],
-            'warn',
-          );
+        sayUnfinished(config, unfinished);
         // The refused requests' own lines are at debug (a load balancer may send hundreds): one count here.
         const answered = `${refused} new request${refused === 1 ? '' : 's'} answered 503 shutting_down`;
         say(config, [`shut down after ${signal} in ${Date.now() - started} ms (${answered})`]);
-        for (const s of SHUTDOWN_SIGNALS) process.removeAllListeners(s);
-        process.kill(process.pid, signal);
+        endBySignal(signal);
       },
       (err: Error) => {
         process.stderr.write(`shutdown failed: ${err.stack ?? err.message}\n`);
@@ -138,7 +151,43 @@ async function main(): Promise<void> {
       },
     );
   };
-  for (const s of SHUTDOWN_SIGNALS) process.on(s, onSignal);
+  handleShutdownSignals((signal) => {
+    if (running) return shutDown(running, signal);
+    if (startUpStop) return; // a second signal during start-up changes nothing
+    const stop = (startUpStop = { signal, at: Date.now() });
+    say(config, [
+      `${signal} received during start-up, before listening: stopping without serving (at most SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms)`,
+    ]);
+    // A start-up step that does not end (a store that does not answer) does not hold the process past the bound.
+    setTimeout(() => {
+      say(
+        config,
+        [
+          `start-up not stopped within SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms of ${stop.signal}: ending the process without waiting longer for the start-up step under way`,
+        ],
+        'warn',
+      );
+      endBySignal(stop.signal);
+    }, config.shutdownTimeoutMs);
+  });
+  /**
+   * Closes the service a signal stopped during its start-up (null: stopped before it was built, nothing opened),
+   * says so, and ends the process by that signal.
+   */
+  const stopDuringStartUp = async (service: SessionService | null, { signal, at }: { signal: ShutdownSignal; at: number }): Promise<void> => {
+    const { unfinished } = service ? await service.close({ timeoutMs: Math.max(0, at + config.shutdownTimeoutMs - Date.now()) }) : { unfinished: [] };
+    sayUnfinished(config, unfinished);
+    const closed = service ? 'store and read models closed, DATA_DIR released' : 'nothing was opened';
+    say(config, [`stopped during start-up after ${signal} in ${Date.now() - at} ms: the service did not serve (${closed})`]);
+    endBySignal(signal);
+  };
+  // A signal sent while the modules loaded is handed over now: the start-up stops before it opens anything.
+  await signalsSeen();
+  if (startUpStop) return stopDuringStartUp(null, startUpStop);
+  const service = await createSessionService(config);
+  // One sent while the service was built (its store opened, the application set up): it stops before listening.
+  await signalsSeen();
+  if (startUpStop) return stopDuringStartUp(service, startUpStop);
   try {
     // Fastify's own listen, not app.listen: Nest's logs a listen error as an error line of its own,
     // a second line next to the one configuration error printed for it (the app is initialised already).
@@ -148,6 +197,9 @@ async function main(): Promise<void> {
     // dropped: the start failed, and its one configuration error line is all there is to read.
     throw listenError(err, config.host, config.port);
   }
+  // A signal while the port opened: no "listening on" line written yet, so no client told of it; stop as during start-up.
+  if (startUpStop) return stopDuringStartUp(service, startUpStop);
+  running = service;
   // Listening: now Nest's buffered start-up lines are true, and printed.
   service.app.flushLogs();
   const address = service.app.getHttpServer().address();
@@ -164,7 +216,7 @@ async function main(): Promise<void> {
     // written once the consumer and the feed run, or the transport waits.
     ...(config.natsUrl ? [startupNatsLine(config)] : []),
     `API docs: ${url}/docs`,
-    `session memory compaction service listening on ${url}`,
+    `session memory compaction service ${config.build.version} (commit ${config.build.commit}, Node ${config.build.nodeVersion}) listening on ${url}`,
   ];
   // Variables whose name is a near miss of a setting (DATA_DIRR): one warn line each, did you mean … (misspelled-settings.ts).
   say(config, misspelledSettingLines(process.env), 'warn');

@@ -9,6 +9,8 @@
  *   #/erasures                 the tenant's erasures, without content ({@link renderErasures})
  * With API keys configured the key is asked once and kept in sessionStorage (the header names it by
  * its last 4 characters, {@link keyInUse}); without one the page shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
+ * Whether the service needs a key is read from /health ({@link readMode}) before any /v1 read, so a first visit
+ * without a key shows the prompt without a request answered 401 (a failed request in the browser's console).
  *
  * A session page is one state: the summary is read first and the log and compaction history are
  * cut at its revision ({@link readSession}), so its figures agree while the session is written
@@ -3395,14 +3397,29 @@ function linkPart(part) {
   }
 }
 
-/** Shows the service's mode (open or with keys) from /health; when it does not answer, the last one stays. */
-function showMode() {
-  fetch('/health', { cache: 'no-store' })
+/** The mode /health last answered ({@link readMode}); undefined before its first answer. @type {Schemas['Health']['mode'] | undefined} */
+let lastMode;
+
+/**
+ * The service's mode from /health (open without a key, also with API keys configured): `api-keys` when
+ * every /v1 read needs a key, or open development mode; undefined when /health does not answer with one.
+ * @returns {Promise<Schemas['Health']['mode'] | undefined>}
+ */
+function readMode() {
+  return fetch('/health', { cache: 'no-store' })
     .then((r) => r.json())
-    .then((/** @type {Schemas['Health']} */ health) => {
-      /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = health.mode;
-    })
-    .catch(() => {});
+    .then((/** @type {Schemas['Health']} */ health) => (lastMode = health.mode))
+    .catch(() => undefined);
+}
+
+/**
+ * Shows the service's mode (open or with keys) in the header once `mode` is read; when /health does not answer, the last one stays.
+ * @param {Promise<Schemas['Health']['mode'] | undefined>} mode
+ */
+function showMode(mode) {
+  void mode.then((shown) => {
+    if (shown !== undefined) /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = shown;
+  });
 }
 
 /**
@@ -3420,7 +3437,15 @@ async function render(reread = false, goTo) {
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
   showKeyInUse();
-  showMode();
+  const mode = readMode();
+  showMode(mode);
+  // No key yet and the service needs one (/health says so, without a key): the prompt at once, not after a /v1 read
+  // answered 401, which the browser logs as a failed request in its console on every first visit. Once /health said
+  // open mode, routes are read without waiting for it (a service restarted with keys answers 401: the prompt too).
+  if (!sessionStorage.getItem(KEY_STORAGE) && lastMode !== 'open (no API keys configured)' && (await mode) === 'api-keys') {
+    if (isCurrent()) showKeyPrompt('this service needs an API key');
+    return;
+  }
   const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
   /** @type {string | Array<Node | string>} */
   let what = 'The session list could not be read';

@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
+        /** Liveness: 200 while the process answers, with the build running (version, commit), whether /v1 needs an API key (mode) and the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -683,6 +683,8 @@ export interface components {
             /** @description sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them */
             autoCompactionsBackingOff: number;
             autoCompactionsInProgress: number;
+            /** @description the commit the running build was made from: BUILD_COMMIT, else the commit checked out where the service runs from (its .git, read at start), else unknown (e.g. an image built without --build-arg BUILD_COMMIT=…) */
+            commit: string;
             /** @description copies of erased text that may still be on disk in DATA_DIR */
             erasure: {
                 /** @description read-model files moved aside as damaged in DATA_DIR (read-models.sqlite.damaged-<time>): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected. Empty: none */
@@ -695,7 +697,11 @@ export interface components {
                     since: string;
                 }[];
             };
-            mode: string;
+            /**
+             * @description api-keys: every /v1 request needs one of API_KEYS (a client without one asks for it first, as /ui does); open: open development mode, no key needed
+             * @enum {string}
+             */
+            mode: "api-keys" | "open (no API keys configured)";
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
             nats: {
                 /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
@@ -791,6 +797,8 @@ export interface components {
                     reason: string;
                 } | null;
             };
+            /** @description the service's release running (version of its package.json, e.g. 0.1.0); unknown when it cannot be read */
+            version: string;
         };
         /** @description A page of a session's full log */
         LogPage: {

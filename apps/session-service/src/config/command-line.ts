@@ -95,6 +95,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('NATS_ACK_WAIT_MS'),
   numberVariable('NATS_PING_INTERVAL_MS'),
   { name: 'SQLITE_EVENTS_FILE', fallback: '<DATA_DIR>/events.sqlite', meaning: "the embedded store's file" },
+  {
+    name: 'BUILD_COMMIT',
+    fallback: '—',
+    unset: "the commit of the checkout's .git, else unknown",
+    emptyMeansUnset: true,
+    meaning: 'the commit this build was made from (/health, /metrics, the start-up line)',
+  },
 ];
 
 /** The `--help` text: usage, options, and every environment variable with its default (lines end with `\n`). */
@@ -110,7 +117,7 @@ export function usage(): string {
     ...rows,
     '',
     'White space around a value is not part of it. A variable set to an empty or blank value stops the start-up',
-    `(unset it for its default), except ${emptyMeansUnset.join(' and ')}, where empty counts as unset. Words in any case.`,
+    `(unset it for its default), except ${emptyMeansUnset.slice(0, -1).join(', ')} and ${emptyMeansUnset.at(-1)}, where empty counts as unset. Words in any case.`,
     '',
     'options:',
     '  -h, --help  print this text and exit',

@@ -86,6 +86,6 @@ describe('--help states the rules', () => {
     const text = usage();
     expect(text).toContain('A variable set to an empty or blank value stops the start-up');
     for (const name of EMPTY_MEANS_UNSET) expect(text).toMatch(new RegExp(`except .*${name}.*empty counts as unset`));
-    expect([...EMPTY_MEANS_UNSET].sort()).toEqual(['OPENAI_API_KEY', 'OPENAI_BASE_URL']);
+    expect([...EMPTY_MEANS_UNSET].sort()).toEqual(['BUILD_COMMIT', 'OPENAI_API_KEY', 'OPENAI_BASE_URL']);
   });
 });

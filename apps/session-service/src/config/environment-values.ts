@@ -12,7 +12,8 @@ import { ENVIRONMENT_VARIABLES, type EnvironmentVariable } from './command-line'
 /**
  * Variables whose empty (or blank) value counts as unset, as the README documents (`emptyMeansUnset`
  * rows of {@link ENVIRONMENT_VARIABLES}): the summarizer's endpoint and key, which a template passes
- * through empty to keep the extractive summarizer.
+ * through empty to keep the extractive summarizer, and `BUILD_COMMIT`, which an image built without
+ * its `--build-arg` holds empty.
  */
 export const EMPTY_MEANS_UNSET: ReadonlySet<string> = new Set(ENVIRONMENT_VARIABLES.filter((v) => v.emptyMeansUnset).map((v) => v.name));
 

@@ -12,6 +12,7 @@ import { ConfigurationError } from './configuration-error';
 import { natsConnectionTarget } from './nats-credentials';
 import { parseReplyPrefixes } from '../nats/nats-reply-to';
 import { trimmedEnvironment } from './environment-values';
+import { resolveBuildIdentity, type BuildIdentity } from './build-identity';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
@@ -171,6 +172,11 @@ export interface ServiceConfig {
    * subject nor under `NATS_PREFIX` (see `nats-reply-to.ts`).
    */
   natsReplyPrefixes: string[];
+  /**
+   * Which build runs: the `package.json` version, the commit (`BUILD_COMMIT`, else the checkout's `.git`, else
+   * `unknown`) and the Node.js version; see `build-identity.ts`. Shown by `/health`, `/metrics` and the start-up line.
+   */
+  build: BuildIdentity;
 }
 
 /** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
@@ -291,6 +297,24 @@ const API_KEY_CHARACTERS = /^[\x21-\x7e]+$/;
 /** A refusal of `API_KEYS`: its value is never shown (`API_KEYS=***`), entries are named by position. */
 function refuseApiKeys(problem: string, fix: string): ConfigurationError {
   return new ConfigurationError({ variable: 'API_KEYS', value: '', mask: 'secret', problem, fix });
+}
+
+/** A `BUILD_COMMIT` value: 1 to 128 printable ASCII characters without spaces (a commit id, or e.g. `v1.2.0-3-gabc1234-dirty`). */
+const BUILD_COMMIT_VALUE = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * `BUILD_COMMIT` (trimmed; unset or empty: undefined, the checkout's commit is read instead).
+ * @throws ConfigurationError naming `BUILD_COMMIT` when it holds a space, a character other than printable ASCII, or more than 128 characters.
+ */
+export function parseBuildCommit(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (BUILD_COMMIT_VALUE.test(raw)) return raw;
+  throw new ConfigurationError({
+    variable: 'BUILD_COMMIT',
+    value: raw,
+    problem: 'not a commit id: it holds a space or a character other than printable ASCII, or is longer than 128 characters',
+    fix: 'set it to the commit the build was made from, e.g. BUILD_COMMIT=$(git rev-parse HEAD), or unset it',
+  });
 }
 
 /** pino's levels, and `silent`. */
@@ -480,7 +504,8 @@ export function parseTrustProxy(value: string | undefined): false | number | str
 /**
  * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format. Every
  * variable first goes through {@link trimmedEnvironment} (the one rule: values trimmed, a blank
- * one refused unless documented as unset).
+ * one refused unless documented as unset). Also reads the running build's identity (`build`: the service's
+ * `package.json` and, without `BUILD_COMMIT`, its checkout's `.git`; see `build-identity.ts`).
  * @throws ConfigurationError naming the first invalid variable.
  */
 export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
@@ -548,5 +573,6 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     natsPingIntervalMs: intVar(env, 'NATS_PING_INTERVAL_MS'),
     natsEraseHandledCommands: boolVar(env, 'NATS_ERASE_HANDLED_COMMANDS', false),
     natsReplyPrefixes: parseReplyPrefixes(env.NATS_REPLY_PREFIXES, natsPrefix),
+    build: resolveBuildIdentity({ buildCommit: parseBuildCommit(env.BUILD_COMMIT) }),
   };
 }

@@ -870,6 +870,12 @@ export const HealthSchema = named(
       .describe(
         'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
       ),
+    version: z.string().describe("the service's release running (version of its package.json, e.g. 0.1.0); unknown when it cannot be read"),
+    commit: z
+      .string()
+      .describe(
+        'the commit the running build was made from: BUILD_COMMIT, else the commit checked out where the service runs from (its .git, read at start), else unknown (e.g. an image built without --build-arg BUILD_COMMIT=…)',
+      ),
     store: z.strictObject({
       kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
       headPosition: decimal.nullable(),
@@ -939,7 +945,11 @@ export const HealthSchema = named(
         .nullable()
         .describe('the last compaction pass this replica saw fail (null before any)'),
     }),
-    mode: z.string(),
+    mode: z
+      .enum(['api-keys', 'open (no API keys configured)'])
+      .describe(
+        'api-keys: every /v1 request needs one of API_KEYS (a client without one asks for it first, as /ui does); open: open development mode, no key needed',
+      ),
     nats: z
       .strictObject({
         connection: z

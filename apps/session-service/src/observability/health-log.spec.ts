@@ -37,7 +37,12 @@ async function healthApp() {
     { inProgress: 0, backingOff: 0 } as unknown as AutoCompactionScheduler,
     { commandsWaiting: 0 } as unknown as SessionClaims,
     {} as ServiceMetrics,
-    { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
+    {
+      apiKeys: new Map(),
+      databaseUrl: 'postgres://x',
+      kurrentdbConnectionString: undefined,
+      build: { version: '0.1.0', commit: 'unknown', commitSource: 'unknown', nodeVersion: process.version },
+    } as unknown as ServiceConfig,
     {} as SessionReads,
     new SummarizerFailureLog(),
     new StoreWriteHealth(),

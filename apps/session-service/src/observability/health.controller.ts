@@ -110,12 +110,13 @@ export class HealthController {
    * and while the projector cannot write them because their disk is full, with `readModels.full` saying where), and a process restarted during a
    * store outage cannot serve reads until the store answers (its start-up catch-up reads the log),
    * while a running one keeps serving them from its read models. Alert on `event_store_up` and
-   * `event_store_writable` in `/metrics`.
+   * `event_store_writable` in `/metrics`. Also says which build answers (`version`, `commit`: `config.build`) and
+   * whether `/v1` needs an API key (`mode`), which `/ui` reads before asking for one.
    */
   @Get('health')
   @ApiOperation({
     summary:
-      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
+      'Liveness: 200 while the process answers, with the build running (version, commit), whether /v1 needs an API key (mode) and the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
   })
   @ApiAnswer(HealthSchema, { errors: routeErrors(['any']) })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
@@ -131,6 +132,9 @@ export class HealthController {
     const damaged = this.damage.damaged();
     const body: z.output<typeof HealthSchema> = {
       status: storeError || projector.offLog || damaged || projector.readModelsFull ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
+      // Which build answers (build-identity.ts): a rolling upgrade's replicas told apart.
+      version: this.config.build.version,
+      commit: this.config.build.commit,
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError, lastWriteError },
       projector: {
         running: projector.running,

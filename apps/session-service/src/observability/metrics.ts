@@ -4,6 +4,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolConnections } from '@lib/event-store';
+import type { BuildIdentity } from '../config/build-identity';
 
 /**
  * Buckets (seconds) of the duration histograms, HTTP requests and NATS commands alike: 1 ms to
@@ -30,6 +31,14 @@ function gauge<T extends string = string>(registry: Registered, name: string, he
 function histogram<T extends string = string>(registry: Registered, name: string, help: string, labelNames: readonly T[] = []): Histogram<T> {
   return new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: registry ? [registry] : [] });
 }
+
+/**
+ * The name of the build-info gauge: the conventional `<program>_build_info` (as `prometheus_build_info`,
+ * `node_exporter_build_info`). The service's other metrics carry no common prefix (`compactions_total`,
+ * `event_store_up`); this one is named after the program, `session-service`, so that it is told apart
+ * from other programs' build info where their series meet (a federation, a shared dashboard).
+ */
+export const BUILD_INFO_METRIC = 'session_service_build_info';
 
 /** The `tenant` label of an HTTP answer no tenant was resolved for (no key, an unknown one, `/health`, an answer given before the key check). */
 export const NO_TENANT_LABEL = 'none';
@@ -253,6 +262,22 @@ export class ServiceMetrics {
       this.natsCommandDuration,
     ])
       this.registry.registerMetric(metric);
+  }
+
+  /**
+   * Serves {@link BUILD_INFO_METRIC}`{version, commit, node_version} 1`: which build runs (`version` of the
+   * service's package.json, the commit it was built from, `unknown` when neither `BUILD_COMMIT` nor a checkout's
+   * `.git` says, and Node.js's `process.version`). Its value is always 1: join it onto other series by instance,
+   * e.g. `… * on(instance) group_left(version, commit) session_service_build_info`. Called once.
+   */
+  registerBuildInfo(build: BuildIdentity): void {
+    if (this.registry.getSingleMetric(BUILD_INFO_METRIC)) return;
+    gauge(
+      this.registry,
+      BUILD_INFO_METRIC,
+      "Which build of the session service runs, always 1: version (package.json), commit (BUILD_COMMIT, else the checkout's .git HEAD, else unknown) and node_version",
+      ['version', 'commit', 'node_version'],
+    ).set({ version: build.version, commit: build.commit, node_version: build.nodeVersion }, 1);
   }
 
   /**
