@@ -675,7 +675,17 @@ const CASES: BadRequest[] = [
     code: 'malformed_json',
     mentions: /JSON/,
   },
-  { name: 'compact: strategy missing', method: 'post', path: `${S}/compactions`, body: {}, status: 400, code: 'validation_failed', mentions: /strategy/ },
+  // Without a strategy a compaction is by the session's stored policy: "known" has none.
+  {
+    name: 'compact: strategy missing, no policy',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: {},
+    status: 400,
+    code: 'invalid_parameter',
+    parameter: 'strategy',
+    mentions: /strategy/,
+  },
   {
     name: 'compact: unknown strategy type',
     method: 'post',
@@ -1177,13 +1187,13 @@ const CASES: BadRequest[] = [
   },
   { name: 'JSON null body', method: 'post', path: `${S}/events`, raw: 'null', status: 400, code: 'validation_failed', mentions: /body must be a JSON object/ },
   {
-    name: 'compact: strategy missing',
+    name: 'compact: strategy missing on a session without a policy',
     method: 'post',
     path: `${S}/compactions`,
     body: {},
     status: 400,
-    code: 'validation_failed',
-    mentions: /^strategy: is required/,
+    code: 'invalid_parameter',
+    mentions: /^strategy: is required: session "known" has no auto-compaction policy to compact by/,
   },
   // A misspelled required field: the "required" message names the unknown key and the field it may have meant (newcomer F7).
   {
@@ -1202,7 +1212,8 @@ const CASES: BadRequest[] = [
     body: { stratgy: { type: 'sliding-window' } },
     status: 400,
     code: 'validation_failed',
-    mentions: /^strategy: is required \(the body has an unknown field "stratgy": did you mean "strategy"\?\)$/,
+    // strategy may be left out (the stored policy): the misspelled key is refused as unknown, never read as "no strategy"
+    mentions: /^stratgy: unknown field "stratgy": did you mean "strategy"\?$/,
   },
   // A strategy's or trigger's parameter sent beside them is told where it belongs: "remove it" ran the compaction with the default.
   {

@@ -138,7 +138,7 @@ export interface paths {
         /** The compaction history of the session, oldest first (keyset-paginated) */
         get: operations["SessionHistoryController_compactions"];
         put?: never;
-        /** Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing) */
+        /** Compact the session with a strategy (optionally gated by a trigger), or without one by the session's stored policy (its strategy, trigger and estimator); dryRun appends nothing */
         post: operations["SessionsController_compact"];
         delete?: never;
         options?: never;
@@ -304,6 +304,11 @@ export interface components {
                 /** @constant */
                 stage: "summarize";
             };
+            /**
+             * @description present when the request named no strategy: the pass used the strategy, trigger and estimator of the session's stored policy as in force on the state it was decided on (the compaction history's item shows them); absent when the request named its own
+             * @constant
+             */
+            from?: "policy";
             kept: string[];
             /** @enum {string} */
             outcome: "compacted" | "noop" | "not-triggered" | "conflict" | "failed";
@@ -312,6 +317,8 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
+            /** @description with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a log whose last decision predates 2026-11-30) */
+            policyRevision?: string;
             /** @description global position of the log state the answer stands on, in every answer: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on (with a store that does not tell that event's position, the log's head after the pass, at or past it). Pass it as minPosition to read a window that includes what the answer saw, through any replica */
             position: string;
             /**
@@ -451,6 +458,11 @@ export interface components {
                 /** @enum {string} */
                 stage: "summarize" | "append";
             } | null;
+            /**
+             * @description where strategy, trigger and estimator came from: policy for the session's stored policy (every automatic pass, and a compaction commanded without a strategy), request when the command named them
+             * @enum {string}
+             */
+            from: "request" | "policy";
             /** @description events in the window after the pass (for a failure: the window it left); null only for a failure recorded before 2026-12-03 */
             keptCount: number | null;
             /** @enum {string} */
@@ -460,6 +472,8 @@ export interface components {
              * @enum {string}
              */
             outcome: "compacted" | "noop" | "failed";
+            /** @description for a compaction commanded without a strategy: the revision of the policy event it used; null otherwise (automatic passes record none: theirs is the policy in force when they were written), and when not known */
+            policyRevision: string | null;
             /** @description global position of the decision's last event */
             position: string;
             /** @description with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise */
@@ -617,7 +631,7 @@ export interface components {
         /**
          * @description Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:
          *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-         *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+         *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
          *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
          *     - cursor_expired (400): the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
@@ -4343,10 +4357,11 @@ export interface operations {
                 "application/json": {
                     /** @description null counts as absent */
                     dryRun?: boolean | null;
-                    /** @description absent or null: cl100k_base */
+                    /** @description absent or null: cl100k_base; only with a strategy (without one the policy's estimator is used, and one sent is 400 invalid_parameter) */
                     estimator?: ("cl100k_base" | "o200k_base" | "chars") | null;
-                    strategy: components["schemas"]["StrategyInput"];
-                    /** @description absent or null: always */
+                    /** @description absent or null: the session's stored policy (PUT …/policy), its strategy, trigger and estimator as in force on the state the pass is decided on (the answer then says from: policy and policyRevision); a session without a policy is 400 invalid_parameter naming strategy, nothing written */
+                    strategy?: components["schemas"]["StrategyInput"] | null;
+                    /** @description absent or null: always; only with a strategy (without one the policy's trigger is used, and one sent is 400 invalid_parameter) */
                     trigger?: components["schemas"]["Trigger"] | null;
                 };
             };
@@ -4375,7 +4390,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -7393,7 +7408,7 @@ export interface operations {
             };
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)

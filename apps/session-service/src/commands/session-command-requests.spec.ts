@@ -265,6 +265,45 @@ describe('policy: a clear carries no trigger nor estimator; the answer shape is 
   });
 });
 
+describe("compaction without a strategy: by the session's stored policy; trigger and estimator go with the policy (newcomer ncsdkuser F3; HTTP and NATS)", () => {
+  const trigger = { type: 'turn-count', maxTurns: 3 };
+
+  it('strategy absent or null (trigger and estimator null or absent): a command by policy, strategy, trigger and estimator null (the handler reads the policy)', () => {
+    for (const body of [{}, { strategy: null }, { strategy: null, trigger: null, estimator: null }, { dryRun: null }]) {
+      expect(compactCommandFrom(schemas, 't', 's', body)).toMatchObject({ strategy: null, trigger: null, estimator: null, dryRun: false, origin: 'command' });
+    }
+    expect(compactCommandFrom(schemas, 't', 's', { dryRun: true })).toMatchObject({ strategy: null, dryRun: true });
+  });
+
+  it('refuses a trigger or an estimator sent without a strategy, naming it: 400 invalid_parameter (never mixed into the policy)', () => {
+    for (const [body, parameter] of [
+      [{ trigger }, 'trigger'],
+      [{ strategy: null, trigger, estimator: 'chars' }, 'trigger'],
+      [{ estimator: 'chars' }, 'estimator'],
+      [{ strategy: null, estimator: 'cl100k_base', dryRun: true }, 'estimator'],
+    ] as const) {
+      const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter });
+      expect(err.message).toBe(
+        `${parameter}: sent without a strategy: a compaction without one uses the session's policy, its strategy, trigger and estimator together; leave ${parameter} out (null) to compact by the policy, or send a strategy with it`,
+      );
+    }
+  });
+
+  it('the NATS compact command follows the same rule (same function, same 400, the bus never runs)', async () => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'compact'),
+      data: new TextEncoder().encode(JSON.stringify({ trigger })),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter: 'trigger' });
+  });
+});
+
 describe("policy: expectedRevision is the precondition, in the append routes' forms (HTTP and NATS)", () => {
   const strategy = { type: 'sliding-window', maxEvents: 4 };
 
@@ -394,14 +433,21 @@ describe('a misspelled required field is named, with the field it may have meant
     });
   });
 
-  it('given {"stratgy": …} on compactions and policies (NATS compact, policy), when validated, then "strategy: is required" names it', async () => {
+  it('given {"stratgy": …} on policies (NATS policy), when validated, then "strategy: is required" names it', async () => {
     const message = 'strategy: is required (the body has an unknown field "stratgy": did you mean "strategy"?)';
     const body = { stratgy: { type: 'sliding-window' } };
-    for (const run of [() => compactCommandFrom(schemas, 't', 's', body), () => policyCommandFrom(schemas, 't', 's', body)]) {
-      const err = refusal(run);
-      expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'strategy', message });
-    }
-    for (const kind of ['compact', 'policy'] as const) expect((await send(kind, body)).body).toMatchObject({ code: 'validation_failed', message });
+    const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'strategy', message });
+    expect((await send('policy', body)).body).toMatchObject({ code: 'validation_failed', message });
+  });
+
+  it('given {"stratgy": …} on compactions (NATS compact), where strategy may be left out (the policy), then the unknown field is refused, suggesting "strategy"', async () => {
+    // Never a compaction by the policy: the misspelled strategy is refused, nothing is read.
+    const message = 'stratgy: unknown field "stratgy": did you mean "strategy"?';
+    const body = { stratgy: { type: 'sliding-window' } };
+    const err = refusal(() => compactCommandFrom(schemas, 't', 's', body));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'stratgy', message });
+    expect((await send('compact', body)).body).toMatchObject({ code: 'validation_failed', message });
   });
 
   it('given a strategy {"tpye": …}, when validated, then 400 invalid_parameter "strategy.type: is required: …" names it', () => {

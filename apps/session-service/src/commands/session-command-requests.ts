@@ -172,8 +172,13 @@ export async function withRequestPaths<T>(run: () => Promise<T>, pathOf: Request
  * `redelivered` (the transport delivered it before) has its recorded decision answered when there is one;
  * `requestedBy` (who sent it) is recorded in its decision.
  * An optional field sent null counts as absent ({@link nullOptionalsAsAbsent}): `trigger` null fires
- * always, `estimator` null is `cl100k_base`, `dryRun` null is false.
- * @throws InvalidRequestError (400).
+ * always, `estimator` null is `cl100k_base`, `dryRun` null is false. `strategy` absent (or null):
+ * compact by the session's stored policy, its strategy, trigger and estimator as in force on the
+ * state the pass is decided on (`compactionOn` of `@lib/session`; a session without one is refused
+ * there, 400 `invalid_parameter` naming `strategy`). Such a request names no `trigger` and no
+ * `estimator` (null or absent): the policy's go with its strategy, and one sent is refused rather
+ * than mixed into it.
+ * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` sent without a strategy).
  */
 export function compactCommandFrom(
   schemas: RequestSchemas,
@@ -185,11 +190,22 @@ export function compactCommandFrom(
   const { commandId, redelivered = false, requestedBy } = transport;
   checkSessionId(sessionId);
   const input = validate(schemas.compact, nullOptionalsAsAbsent(schemas.compact, body));
+  const dryRun = input.dryRun ?? false;
+  if (input.strategy === undefined || input.strategy === null) {
+    const extra = input.trigger !== undefined && input.trigger !== null ? 'trigger' : input.estimator !== undefined ? 'estimator' : undefined;
+    if (extra)
+      throw new InvalidRequestError(
+        extra,
+        `${extra}: sent without a strategy: a compaction without one uses the session's policy, its strategy, trigger and estimator together; leave ${extra} out (null) to compact by the policy, or send a strategy with it`,
+        'invalid_parameter',
+      );
+    return new CompactSessionCommand(tenant, sessionId, null, null, null, dryRun, 'command', commandId, redelivered, requestedBy);
+  }
   const sentIn: ParameterBody = { fields: Object.keys(schemas.compact.shape), body: input };
   const strategy = strategyFrom(input.strategy, sentIn);
   const trigger = triggerFrom(input.trigger, sentIn);
   const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
-  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId, redelivered, requestedBy);
+  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, dryRun, 'command', commandId, redelivered, requestedBy);
 }
 
 /**

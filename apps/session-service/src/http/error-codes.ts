@@ -33,7 +33,11 @@ export const API_ERROR_CODES = {
     description:
       'a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)',
   },
-  invalid_parameter: { status: 400, description: 'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)' },
+  invalid_parameter: {
+    status: 400,
+    description:
+      'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy',
+  },
   invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
   invalid_query: { status: 400, description: "recall's q, or a list or recall cursor, is invalid" },
   cursor_expired: {

@@ -157,9 +157,25 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
             description:
               'null clears the policy (trigger and estimator then null or left out: either one set is 400 invalid_parameter); a GET …/policy answer can be sent back as it is',
           }
-        : schemaRef(StrategyInputSchema);
-    props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
-    props.estimator = { ...props.estimator, description: 'absent or null: cl100k_base' };
+        : {
+            anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }],
+            description:
+              "absent or null: the session's stored policy (PUT …/policy), its strategy, trigger and estimator as in force on the state the pass is decided on (the answer then says from: policy and policyRevision); a session without a policy is 400 invalid_parameter naming strategy, nothing written",
+          };
+    props.trigger = {
+      anyOf: [schemaRef(TriggerSchema), { type: 'null' }],
+      description:
+        name === 'policy'
+          ? 'absent or null: always'
+          : "absent or null: always; only with a strategy (without one the policy's trigger is used, and one sent is 400 invalid_parameter)",
+    };
+    props.estimator = {
+      ...props.estimator,
+      description:
+        name === 'policy'
+          ? 'absent or null: cl100k_base'
+          : "absent or null: cl100k_base; only with a strategy (without one the policy's estimator is used, and one sent is 400 invalid_parameter)",
+    };
   }
   if (name === 'appendEvents') props.events = { ...props.events, items: nativeEventSchema(cache) };
   if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };

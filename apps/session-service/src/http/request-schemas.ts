@@ -629,7 +629,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   });
   const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' });
   const compact = z.strictObject({
-    strategy: z.unknown(),
+    // absent or null: the session's stored policy (compactCommandFrom)
+    strategy: z.unknown().optional(),
     trigger: z.unknown().optional(),
     estimator: estimator.optional(),
     dryRun: z.boolean().optional(),

@@ -442,6 +442,17 @@ export const CompactionAnswerSchema = named(
     ),
     estimator: EstimatorSchema,
     dryRun: z.boolean(),
+    from: z
+      .literal('policy')
+      .optional()
+      .describe(
+        "present when the request named no strategy: the pass used the strategy, trigger and estimator of the session's stored policy as in force on the state it was decided on (the compaction history's item shows them); absent when the request named its own",
+      ),
+    policyRevision: decimal
+      .optional()
+      .describe(
+        "with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a log whose last decision predates 2026-11-30)",
+      ),
     recorded: z
       .boolean()
       .describe(
@@ -671,6 +682,16 @@ export const CompactionHistoryItemSchema = named(
     requestedBy: RequestedBySchema.nullable().describe(
       'with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was',
     ),
+    from: z
+      .enum(['request', 'policy'])
+      .describe(
+        "where strategy, trigger and estimator came from: policy for the session's stored policy (every automatic pass, and a compaction commanded without a strategy), request when the command named them",
+      ),
+    policyRevision: decimal
+      .nullable()
+      .describe(
+        'for a compaction commanded without a strategy: the revision of the policy event it used; null otherwise (automatic passes record none: theirs is the policy in force when they were written), and when not known',
+      ),
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),
     estimator: EstimatorSchema,

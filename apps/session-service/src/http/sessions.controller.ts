@@ -131,7 +131,10 @@ export class SessionsController {
 
   @Post('compactions')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
+  @ApiOperation({
+    summary:
+      "Compact the session with a strategy (optionally gated by a trigger), or without one by the session's stored policy (its strategy, trigger and estimator); dryRun appends nothing",
+  })
   @ApiBody({ schema: openApiSchema('compact') })
   @BodyFields(DOC_SCHEMAS.compact)
   @ApiAnswer(CompactionAnswerSchema, {

@@ -22,6 +22,7 @@ import {
 } from '../events/session-stream-events';
 import { stillFiring, type CompactSession, type CompactionDecision } from './compaction-decider';
 import { recordedSummarizer } from './summarizer-spend';
+import { policySourceFields } from './compaction-by-policy';
 
 /**
  * The answer to a compaction (DESIGN §3.6). Ids are client ids. Token figures are in the unit of
@@ -54,6 +55,14 @@ export interface CompactionAnswer {
   position: string;
   estimator: EstimatorName;
   dryRun: boolean;
+  /**
+   * `policy` when the request named no strategy: the pass used the strategy, trigger and estimator
+   * of the session's stored policy as in force on the state it was decided on (`compactionOn`).
+   * Absent when the request named its own.
+   */
+  from?: 'policy';
+  /** With `from`: the revision of that policy's event (decimal string, as `GET …/policy` answers it); absent when not known. */
+  policyRevision?: string;
   /**
    * Whether the decision is in the log (and in the compaction history under `compactionId`).
    * `not-triggered`, `conflict`, dry runs and commanded `noop` are answered but not recorded; an
@@ -216,7 +225,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
 
 /** The answer's fields from how the pass concluded (see {@link answerCompaction}). */
 function answerConclusion(conclusion: CompactionConclusion, command: CompactSession): UnpositionedCompactionAnswer {
-  const common = { estimator: command.estimator, dryRun: command.dryRun };
+  const common = { estimator: command.estimator, dryRun: command.dryRun, ...policySourceFields(command) };
   switch (conclusion.kind) {
     case 'unrecorded': {
       const { plan, state } = conclusion;

@@ -51,6 +51,7 @@ import { decisionSummarizer, usageOf } from './summarizer-spend';
 import { buildSnapshot } from '../write-side/session-snapshot';
 import { compactionParamsKey } from '../write-side/compaction-params';
 import type { CompactionConclusion } from './compaction-answer';
+import { policySourceFields } from './compaction-by-policy';
 import type { SessionAddress } from './session-decider';
 import type { RequestedBy } from '../events/requested-by';
 
@@ -74,6 +75,15 @@ export interface CompactSession extends SessionAddress {
    * decision may be in the log already; the handler then looks it up there before planning.
    */
   redelivered?: boolean;
+  /**
+   * Set when the command named no strategy (`compactionOn` of ./compaction-by-policy): `strategy`,
+   * `trigger` and `estimator` are the session's stored policy as in force on the state the pass was
+   * decided on, whose event is at `revision` (null when that state does not know it: a log whose last
+   * snapshot predates recorded policy revisions). Recorded in the decision as `from: "policy"` and
+   * `policyRevision`; not part of the pass's identity (the same parameters named in the request, or
+   * an automatic pass of that policy, on the same revision, are the same compaction).
+   */
+  byPolicy?: { revision: bigint | null };
 }
 
 /**
@@ -463,6 +473,7 @@ export function decideCompaction(
     basedOnRevision: pass.basedOnRevision.toString(),
     origin: command.origin,
     ...(command.origin === 'command' && command.requestedBy ? { requestedBy: command.requestedBy } : {}),
+    ...policySourceFields(command),
     paramsKey: pass.paramsKey,
     checkpoint: buildSnapshot(after, state.consecutiveFailures),
   };

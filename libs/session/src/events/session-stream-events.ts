@@ -201,6 +201,15 @@ export interface CompactionCompletedData {
   origin: 'auto' | 'command';
   /** With origin `command`: who ordered it (absent on automatic passes, and on decisions recorded before it was). */
   requestedBy?: RequestedBy;
+  /**
+   * `policy` when the compaction was commanded without a strategy: its strategy, trigger and
+   * estimator are the session's stored policy, as in force on the state the pass was decided on.
+   * Absent when the command named them, on automatic passes (origin `auto`: always the policy), and
+   * on decisions recorded before 2026-12-05.
+   */
+  from?: 'policy';
+  /** With `from`: the revision of that policy's event (decimal string); absent when the write side did not know it. */
+  policyRevision?: string;
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
   /** The session snapshot (JSON key kept as `checkpoint` so older logs load). */
@@ -253,6 +262,15 @@ export interface CompactionFailedData {
   origin: 'auto' | 'command';
   /** With origin `command`: who ordered it (absent on automatic passes, and on decisions recorded before it was). */
   requestedBy?: RequestedBy;
+  /**
+   * `policy` when the compaction was commanded without a strategy: its strategy, trigger and
+   * estimator are the session's stored policy, as in force on the state the pass was decided on.
+   * Absent when the command named them, on automatic passes (origin `auto`: always the policy), and
+   * on decisions recorded before 2026-12-05.
+   */
+  from?: 'policy';
+  /** With `from`: the revision of that policy's event (decimal string); absent when the write side did not know it. */
+  policyRevision?: string;
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];

@@ -4,21 +4,28 @@
 import type { CompactionFailureKind, CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compaction';
 import type { EstimatorName } from '../events/session-stream-events';
 import type { SummarizerIdentityInfo, SummarizerUsage } from '../summarizers/summarizer';
-import type { CompactSession } from '../decider/compaction-decider';
+import type { CompactionRequest } from '../decider/compaction-by-policy';
 import type { RequestedBy } from '../events/requested-by';
 
 /** What the automatic-compaction scheduler did about a pass's claim (see {@link CompactSessionCommand.schedulerClaim}). */
 export type SchedulerClaim = 'held' | 'waived' | 'failed';
 
-/** Compact `sessionId` of `tenantId` (see {@link CompactSession} for the fields). */
-export class CompactSessionCommand implements CompactSession {
+/**
+ * Compact `sessionId` of `tenantId` (see `CompactSession` of the compaction decider for the fields;
+ * a {@link CompactionRequest}). `S` is `Strategy` for a command with its own parameters (then it is a
+ * `CompactSession`), `null` for one by the session's stored policy: `trigger` and `estimator` are
+ * null too, and the handler takes all three from the policy in force on each state it loads to
+ * decide the pass on (`compactionOn`).
+ */
+export class CompactSessionCommand<S extends Strategy | null = Strategy | null> implements CompactionRequest {
   readonly type = 'CompactSession' as const;
   constructor(
     readonly tenantId: string,
     readonly sessionId: string,
-    readonly strategy: Strategy,
-    readonly trigger: Trigger | null,
-    readonly estimator: EstimatorName,
+    /** The strategy; null: the session's stored policy (its strategy, trigger and estimator). */
+    readonly strategy: S,
+    readonly trigger: S extends Strategy ? Trigger | null : null,
+    readonly estimator: S extends Strategy ? EstimatorName : null,
     readonly dryRun: boolean,
     readonly origin: 'auto' | 'command' = 'command',
     /** Transport command id (e.g. a NATS message id) when it may be delivered twice: the compaction id derives from it. */

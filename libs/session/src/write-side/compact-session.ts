@@ -42,7 +42,15 @@ import { ReadModelStore } from '../read-side/read-model-store';
 import { latestErasure } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { compactionIdentity, compactionToReplay, decideCompaction, passAuthority, planSessionCompaction } from '../decider/compaction-decider';
+import {
+  compactionIdentity,
+  compactionToReplay,
+  decideCompaction,
+  passAuthority,
+  planSessionCompaction,
+  type CompactSession,
+} from '../decider/compaction-decider';
+import { compactionOn, policyStillInForce, sharedAnswerTo } from '../decider/compaction-by-policy';
 import { rebaseCompaction } from '../decider/compaction-rebase';
 import { answerCompaction, positionedAnswer, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
 import { AcknowledgedPositions } from './acknowledged-positions';
@@ -101,7 +109,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   ) {}
 
   /**
-   * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
+   * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events;
+   *   naming `strategy` when the command names none and the session has no policy in force on the state loaded (`compactionOn`: nothing written).
    * @throws SessionNotFoundError (404) when the session has no events (also when it was erased
    *   while the pass ran): with `erasedAt` when the id's latest erasure is in the read models, and
    *   `discardedSummarizerCalls` when the pass called the summarizer ({@link notFoundAnswer}).
@@ -134,7 +143,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
 
   /** {@link execute}'s work. */
   private async executeOnce(command: CompactSessionCommand): Promise<CompactionAnswer> {
-    checkStrategyFitsSummarizer(command.strategy, this.summarizer);
+    // A compaction by policy takes a policy checked when it was set (PUT …/policy), as automatic passes do.
+    if (command.strategy !== null) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const spend = new SummarizerSpend();
     let answered: { answer: CompactionAnswer; shared: boolean };
     try {
@@ -194,13 +204,15 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const watch = this.sessions.watch(sessionKey(command.tenantId, command.sessionId));
     try {
       const state = await this.load(command);
-      const { passKey } = compactionIdentity(command, state.revision!, state.incarnation);
+      // the parameters on this state: the command's, or the policy in force on it (a 400 when there is none)
+      const decided = compactionOn(command, state);
+      const { passKey } = compactionIdentity(decided, state.revision!, state.incarnation);
       // a copy each: callers may not expect an answer shared with other requests
       const ended = this.settled.get(passKey);
-      if (ended) return { answer: structuredClone(ended), shared: true };
+      if (ended) return { answer: sharedAnswerTo(structuredClone(ended), decided), shared: true };
       const running = this.inFlight.get(passKey);
-      if (running) return { answer: structuredClone(await running), shared: true };
-      const pass = this.answer(command, state, watch, spend);
+      if (running) return { answer: sharedAnswerTo(structuredClone(await running), decided), shared: true };
+      const pass = this.answer(command, decided, state, watch, spend);
       this.inFlight.set(passKey, pass);
       try {
         const answer = await pass;
@@ -223,9 +235,21 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     }, SETTLED_PASS_SHARE_MS).unref();
   }
 
-  /** One pass of `command`, planned first on `state`, answered (its summarizer calls in `spend`). */
-  private async answer(command: CompactSessionCommand, state: SessionWindowState, watch: InvalidationWatch, spend: SummarizerSpend): Promise<CompactionAnswer> {
-    const conclusion = await this.watchedPass(command, state, watch, spend);
+  /**
+   * One pass of `request`, planned first on `state` with `decided` (its parameters there,
+   * `compactionOn`), answered (its summarizer calls in `spend`) with the parameters it was last
+   * decided with.
+   */
+  private async answer(
+    request: CompactSessionCommand,
+    decided: CompactSession,
+    state: SessionWindowState,
+    watch: InvalidationWatch,
+    spend: SummarizerSpend,
+  ): Promise<CompactionAnswer> {
+    const used = { command: decided };
+    const conclusion = await this.watchedPass(request, used, state, watch, spend);
+    const { command } = used;
     const discarded = discardedSummarizerCalls(this.summarizer.identity, spend.discarded);
     // A replayed decision is answered as recorded: read its events (a few, right before its last one).
     const answer = answerCompaction(
@@ -239,19 +263,25 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   /**
-   * The pass, planned first on `loaded` (a private copy), with `watch` on the session: an erasure
-   * while the summarizer was called sends the pass back to load and plan again. Each summarizer
-   * reply is entered in `spend`: used when its decision is written, else discarded (and the
-   * discarded ones recorded with the decision the pass writes, if it writes one).
+   * The pass of `request`, planned first on `loaded` (a private copy) with `used.command` (its
+   * parameters there, `compactionOn`), with `watch` on the session: an erasure while the summarizer
+   * was called sends the pass back to load and plan again. Each summarizer reply is entered in
+   * `spend`: used when its decision is written, else discarded (and the discarded ones recorded
+   * with the decision the pass writes, if it writes one). A command by policy takes its parameters
+   * anew from each state it is planned on (`compactionOn`: the policy in force there, or a 400 when
+   * none is), kept in `used.command` (what the answer is built with), and is never rebased across a
+   * change of policy (`policyStillInForce`): it is planned again.
    */
   private async watchedPass(
-    command: CompactSessionCommand,
+    request: CompactSessionCommand,
+    used: { command: CompactSession },
     loaded: SessionWindowState,
     watch: InvalidationWatch,
     spend: SummarizerSpend,
   ): Promise<CompactionConclusion> {
-    const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
+    const stream = sessionStream(sessionKey(request.tenantId, request.sessionId));
     let state = loaded;
+    let command = used.command;
     if (command.redelivered && command.commandId !== undefined) {
       // Decided by an earlier delivery, perhaps before later decisions: answer it, plan nothing.
       const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds);
@@ -269,6 +299,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         // a reply of the attempt before is not used: this one is planned on a newer state (a noop it
         // concludes is then recorded with the calls discarded, recordsSpentNoop, so the log shows them)
         spend.discardPending();
+        // planned on `state`: a command by policy takes the policy in force there
+        command = used.command = compactionOn(request, state);
         let step = planSessionCompaction(command, state, spend.discarded);
         if (claim === undefined && this.claims && step.kind === 'pass' && passClaimsHere(command, state, step)) {
           const before = state.revision!;
@@ -286,10 +318,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           // Claimed, or unclaimed after a wait: decided again on the session as the claim's last holder left it (a pass
           // that ended while this one planned included). A store without claims (KurrentDB, in-memory SQLite) goes on as planned.
           if (claim || waited.waitedMs > 0) {
-            state = await this.load(command);
+            state = await this.load(request);
             const abandoned = this.abandoned(command, loaded, state, spend);
             if (abandoned) return abandoned;
-            const meanwhile = compactionToReplay(state, step.pass.paramsKey, true);
+            command = used.command = compactionOn(request, state);
+            const meanwhile = compactionToReplay(state, compactionIdentity(command, state.revision!, state.incarnation).paramsKey, true);
             // The same compaction, decided by another pass since this one read the session: its answer (`replayed`), no model call.
             if (meanwhile && meanwhile.revision > before) return { kind: 'replay', recorded: meanwhile, state };
             step = planSessionCompaction(command, state, spend.discarded);
@@ -301,7 +334,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         if (watch.invalidated) {
           // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
           watch.invalidated = false;
-          state = await this.load(command);
+          state = await this.load(request);
           const abandoned = this.abandoned(command, loaded, state, spend);
           if (abandoned) return abandoned;
           continue;
@@ -322,7 +355,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
           } catch (err) {
             if (!(err instanceof DuplicateEventIdError) && !(err instanceof WrongExpectedRevisionError)) throw err;
-            state = await this.load(command);
+            state = await this.load(request);
             if (err instanceof DuplicateEventIdError) {
               // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
               const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
@@ -337,6 +370,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             // Erased (and written again) since it began, or (automatic) its policy changed: abandoned, never rebased.
             const abandoned = this.abandoned(command, loaded, state, spend);
             if (abandoned) return abandoned;
+            // By policy, and the policy was replaced or cleared meanwhile: planned again with the one in force now (or refused).
+            if (!policyStillInForce(command, state)) break;
             const rebased = rebaseCompaction(pass, current, state, command.estimator);
             if (!rebased) break;
             [current, pass] = [state, rebased];
@@ -344,7 +379,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         }
       }
       spend.discardPending();
-      return { kind: 'conflict', state: await this.load(command) };
+      return { kind: 'conflict', state: await this.load(request) };
     } finally {
       if (claim) await this.claims!.release(claim, command.tenantId, command.sessionId);
     }
@@ -359,12 +394,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * @throws SessionNotFoundError when `state` is another life of the session (erased since the
    *   pass began, and written again): the 404 of an erased session, with the discarded calls.
    */
-  private abandoned(
-    command: CompactSessionCommand,
-    firedOn: SessionWindowState,
-    state: SessionWindowState,
-    spend: SummarizerSpend,
-  ): CompactionConclusion | null {
+  private abandoned(command: CompactSession, firedOn: SessionWindowState, state: SessionWindowState, spend: SummarizerSpend): CompactionConclusion | null {
     const authority = passAuthority(command, firedOn, state);
     if (authority === 'authorised') return null;
     spend.discardPending();
@@ -374,14 +404,14 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */
-  private async recordedDecision(command: CompactSessionCommand, compactionIds: readonly string[]): Promise<RecordedCompaction | null> {
+  private async recordedDecision(command: CompactSession, compactionIds: readonly string[]): Promise<RecordedCompaction | null> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
     const found = await findInStream(this.store, stream, (e) => compactionIds.includes(recordedCompactionOf(e)?.compactionId ?? ''));
     return found && recordedCompactionOf(found);
   }
 
   /** The events of the recorded decision `recorded` (appended at once after its base revision, up to its last event). */
-  private async decisionEvents(command: CompactSessionCommand, recorded: RecordedCompaction): Promise<RecordedEvent[]> {
+  private async decisionEvents(command: CompactSession, recorded: RecordedCompaction): Promise<RecordedEvent[]> {
     const from = BigInt(recorded.basedOnRevision) + 1n;
     if (recorded.revision < from) return [];
     return this.store.readStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), {
@@ -412,7 +442,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long; kind `invalid_reply`), and a programming error thrown by it
    * one too (kind `other`; recorded, never half-applied; DESIGN §3.7).
    */
-  private async summarize(request: SummaryRequest, command: CompactSessionCommand): Promise<SummarizerOutcome> {
+  private async summarize(request: SummaryRequest, command: CompactSession): Promise<SummarizerOutcome> {
     const { maxTextLength } = this.settings;
     let outcome: SummarizerOutcome;
     try {

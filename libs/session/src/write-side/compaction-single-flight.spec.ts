@@ -6,7 +6,7 @@
  * asked again afterwards is a new pass.
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { parseStrategy, type SummaryRequest } from '@lib/compaction';
+import { parseStrategy, type Strategy, type SummaryRequest } from '@lib/compaction';
 import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 import { SqliteEventStore, deterministicEventId } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED } from '../events/session-stream-events';
@@ -330,7 +330,7 @@ describe('compaction identity', () => {
         over.origin ?? 'command',
         over.commandId,
       );
-    const key = (command: CompactSessionCommand, revision = 7n) => compactionIdentity(command, revision, 0n).passKey;
+    const key = (command: CompactSessionCommand<Strategy>, revision = 7n) => compactionIdentity(command, revision, 0n).passKey;
     expect(key(base())).toBe(key(base()));
     const other = parseStrategy({ type: 'sliding-window', maxEvents: 3 });
     const different = [

@@ -50,6 +50,17 @@ export interface CompactionHistoryItem {
    * command id; the transport). Null for automatic passes and decisions recorded before it was.
    */
   requestedBy: RequestedBy | null;
+  /**
+   * Where `strategy`, `trigger` and `estimator` came from: `policy`, the session's stored policy
+   * (every automatic pass, and a compaction commanded without a strategy: its decision's `from`),
+   * or `request`, the command named them.
+   */
+  from: 'request' | 'policy';
+  /**
+   * For a compaction commanded without a strategy: the revision (decimal string) of the policy
+   * event it used; null otherwise (automatic passes record none) and when its decision did not know it.
+   */
+  policyRevision: string | null;
   strategy: Strategy;
   /** The trigger that gated the pass, or null (always). */
   trigger: Trigger | null;
@@ -145,6 +156,8 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     reason: record.outcome === 'noop' ? (completed.reason ?? 'within-limit') : null,
     origin: record.data.origin === 'auto' ? 'auto' : 'command',
     requestedBy: record.data.requestedBy ?? null,
+    from: record.data.origin === 'auto' || record.data.from === 'policy' ? 'policy' : 'request',
+    policyRevision: record.data.policyRevision ?? null,
     strategy: record.data.strategy,
     trigger: record.data.trigger ?? null,
     estimator: record.data.estimator,
