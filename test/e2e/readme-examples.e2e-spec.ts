@@ -129,7 +129,7 @@ describe('README examples, as pasted', () => {
   });
 
   it('marks the Try it block and the API keys block, and no marked block holds a <placeholder>', () => {
-    // the Try it block shows the status of each of its writes: appends, compaction, policy, erasure
+    // the Try it block shows the status of each of its writes: appends, compaction, policy, compaction by that policy, erasure
     const tryIt = blocks.find((b) => b.heading === 'Try it')!;
     expect(shownWrites(tryIt.code).map((w) => [/\/(events|messages|compactions|policy)'?\s|-XDELETE/.exec(w.command)?.[0].trim(), w.shown])).toEqual([
       ['/events', 201],
@@ -137,6 +137,7 @@ describe('README examples, as pasted', () => {
       ['/events', 201],
       ['/compactions', 200],
       ['/policy', 200],
+      ['/compactions', 200],
       ['-XDELETE', 200],
     ]);
     // the recall examples whose hits it shows: the type filter narrows get_reservation (call and result) to the result

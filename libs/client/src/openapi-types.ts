@@ -317,7 +317,7 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
-            /** @description with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a log whose last decision predates 2026-11-30) */
+            /** @description with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a policy set before the session's last compaction, which predates 2026-11-30) */
             policyRevision?: string;
             /** @description global position of the log state the answer stands on, in every answer: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on (with a store that does not tell that event's position, the log's head after the pass, at or past it). Pass it as minPosition to read a window that includes what the answer saw, through any replica */
             position: string;

@@ -451,7 +451,7 @@ export const CompactionAnswerSchema = named(
     policyRevision: decimal
       .optional()
       .describe(
-        "with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a log whose last decision predates 2026-11-30)",
+        "with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a policy set before the session's last compaction, which predates 2026-11-30)",
       ),
     recorded: z
       .boolean()
