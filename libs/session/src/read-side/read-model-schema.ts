@@ -134,7 +134,9 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * `erasures.requested_by_json`, who ordered each erasure (the record's `requestedBy`), so `GET
  * /v1/erasures` shows it also for erasures projected before (the rebuild reads it from the log); 24:
  * the word index holds a boundary between a word and a symbol SQLite's Unicode tables took for a
- * word character (`glueBoundaries`: `👍🏽kiwi` is `👍🏽` `kiwi`, `100₽` is `100` `₽`); a store opened
+ * word character, after a combining mark with no letter before it and before a keycap
+ * (`glueBoundaries`: `👍🏽kiwi` is `👍🏽` `kiwi`, `100₽` is `100` `₽`, `᾽kiwi` and `kiwi1️⃣` hold
+ * `kiwi`); a store opened
  * with another version is dropped and rebuilt from the log.
  */
 export const READ_MODEL_SCHEMA_VERSION = 24;
