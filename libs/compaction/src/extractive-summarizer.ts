@@ -21,6 +21,7 @@ export const DEFAULT_EXTRACTIVE_MAX_CHARS = 6000;
 /** Smallest accepted `maxChars` (smaller values are raised to it). */
 export const MIN_EXTRACTIVE_MAX_CHARS = 200;
 
+/** Most artefacts a summary rendered without packing lists (extractParts keeps one more, to tell that some were left out). */
 const MAX_ARTEFACTS = 80;
 
 /** Every shortening in this summarizer cuts between words, never through one (see truncateMiddle). */
@@ -348,7 +349,7 @@ function extractParts(request: SummaryRequest): ExtractedParts {
     previous: mergePreviousSummaries(request.currentSummaries),
     userLines: events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`),
     tools: [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)),
-    artefacts: collectArtefacts(events).slice(0, MAX_ARTEFACTS),
+    artefacts: collectArtefacts(events).slice(0, MAX_ARTEFACTS + 1),
     lastLines: events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`),
     eventLines: events.map((t) => t.replace(/\s+/g, ' ').trim()),
   };
@@ -382,7 +383,8 @@ function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxCha
   const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * shares.previous), AT_WORDS) : '';
   const users = fitLines(parts.userLines, Math.floor(shareBase * shares.users), 60);
   const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * shares.tools), AT_WORDS) : '';
-  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * shares.artefacts), AT_WORDS) : '';
+  const artefactsLine =
+    parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.slice(0, MAX_ARTEFACTS).join(', '), Math.floor(shareBase * shares.artefacts), AT_WORDS) : '';
   const last = fitLines(parts.lastLines, Math.floor(shareBase * shares.last), 60);
   const sections = [
     parts.header,
@@ -799,7 +801,8 @@ export interface ExtractiveSummaryOptions {
  *
  * The summary budget: with `options.estimator` (the one the events were costed with) and
  * `request.maxSummaryTokens`, the summary event (shadow prompt and text, DESIGN §3.1) is kept
- * within that budget: when the unbudgeted summary does not fit, the sections are packed whole
+ * within that budget: when the unbudgeted summary does not fit, or fits only by leaving something
+ * out (more than {@link MAX_ARTEFACTS} artefacts, a section cut to its share), the sections are packed whole
  * item by whole item (see packSummary): headings are never cut, no word is cut (a long line is
  * shortened at a word boundary, ending " …"), items are left out lowest priority first, a section
  * with items left out says how many ("(+N more)"), and the identifiers (ids, e-mails, paths,
@@ -835,7 +838,8 @@ function budgetedSummary(request: SummaryRequest, maxChars: number, estimator: T
   if (!estimator || request.maxSummaryTokens === undefined || !Number.isFinite(request.maxSummaryTokens)) return full;
   const budget = Math.floor(request.maxSummaryTokens);
   const fits = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) <= budget;
-  if (fits(full)) return full;
+  // as it is only when nothing was left out of it: else the budgeted packing, which keeps the identifiers first and counts what it leaves out (newcomer ncsummaryfacts F1)
+  if (fits(full) && parts.artefacts.length <= MAX_ARTEFACTS && renderParts(parts, Infinity) === full) return full;
   // sections share what the header and titles leave, so the bound never cuts through them
   const overhead = renderOverhead(parts);
   const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);
