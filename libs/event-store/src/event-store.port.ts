@@ -103,6 +103,15 @@ export interface ReadStreamOptions {
   direction?: 'forwards' | 'backwards';
   /** Maximum number of events returned. Default: no limit. */
   maxCount?: number;
+  /**
+   * The last revision to read (inclusive) in the read's direction: forwards, no event after it;
+   * backwards, none before it. Default: no bound. A caller that knows where its read ends says so,
+   * and the store reads that range only: PostgreSQL, whose statistics may count a stream's events
+   * far too low (a growing stream, or many streams), otherwise reads every event of the stream
+   * from `fromRevision` on (a bitmap scan, then a sort keeping `maxCount`), so a page read at an
+   * old revision of a long stream cost in proportion to the stream's length.
+   */
+  toRevision?: bigint;
 }
 
 /** Options of {@link EventStore.readAll}. Positions are bigint, exclusive. */

@@ -218,6 +218,20 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect((await store.readStream(s, { direction: 'backwards' })).map((e) => e.revision)).toEqual([4n, 3n, 2n, 1n, 0n]);
       });
 
+      // Time travel reads backwards from the revision asked, which may be past the end (it then answers out of range).
+      it('reads backwards from a revision past the end as from the end', async () => {
+        expect((await store.readStream(s, { direction: 'backwards', fromRevision: 9n, maxCount: 2 })).map((e) => e.revision)).toEqual([4n, 3n]);
+      });
+
+      it("reads up to toRevision in the read's direction, inclusive", async () => {
+        expect((await store.readStream(s, { fromRevision: 1n, toRevision: 3n })).map((e) => e.revision)).toEqual([1n, 2n, 3n]);
+        expect((await store.readStream(s, { fromRevision: 1n, toRevision: 3n, maxCount: 2 })).map((e) => e.revision)).toEqual([1n, 2n]);
+        expect((await store.readStream(s, { fromRevision: 'start', toRevision: 0n })).map((e) => e.revision)).toEqual([0n]);
+        expect((await store.readStream(s, { direction: 'backwards', fromRevision: 3n, toRevision: 2n })).map((e) => e.revision)).toEqual([3n, 2n]);
+        expect((await store.readStream(s, { direction: 'backwards', toRevision: 3n, maxCount: 5 })).map((e) => e.revision)).toEqual([4n, 3n]);
+        expect(await store.readStream(s, { fromRevision: 3n, toRevision: 2n })).toEqual([]);
+      });
+
       it('reads a missing stream as empty', async () => {
         expect(await store.readStream(`${prefix()}session-none`)).toEqual([]);
         expect(await store.streamRevision(`${prefix()}session-none`)).toBeNull();

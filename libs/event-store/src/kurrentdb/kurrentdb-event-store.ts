@@ -116,7 +116,14 @@ export class KurrentDbEventStore implements EventStore {
         fromRevision,
         ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
       });
-      for await (const resolved of reader) if (resolved.event) out.push(toRecordedEvent(resolved.event));
+      const to = options.toRevision;
+      for await (const resolved of reader) {
+        if (!resolved.event) continue;
+        const event = toRecordedEvent(resolved.event);
+        // Past `toRevision` in the read's direction: the range asked for is over.
+        if (to !== undefined && (direction === BACKWARDS ? event.revision < to : event.revision > to)) break;
+        out.push(event);
+      }
     } catch (error) {
       if (isMissingStream(error)) return [];
       throw mapKurrentError(error, stream);

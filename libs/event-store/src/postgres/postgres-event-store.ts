@@ -31,6 +31,7 @@ import { PoolCheckouts } from './pool-checkouts';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
+import { MAX_REVISION } from '../revision-text';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { noAnswerOf } from './no-answer';
 import { connectFailure, mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
@@ -325,13 +326,14 @@ export class PostgresEventStore implements EventStore {
     const rows = await this.guard(() =>
       backwards
         ? this.query<EventRow>(
-            `SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND ($2::bigint IS NULL OR revision <= $2) ORDER BY revision DESC LIMIT $3`,
-            [stream, from === 'end' ? null : from === 'start' ? '0' : from.toString(), limit],
+            `SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND ($2::bigint IS NULL OR revision <= $2) AND revision >= $4 ORDER BY revision DESC LIMIT $3`,
+            [stream, from === 'end' ? null : from === 'start' ? '0' : from.toString(), limit, (options.toRevision ?? 0n).toString()],
           )
-        : this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND revision >= $2 ORDER BY revision ASC LIMIT $3`, [
+        : this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND revision >= $2 AND revision <= $4 ORDER BY revision ASC LIMIT $3`, [
             stream,
             from === 'start' ? '0' : from.toString(),
             limit,
+            (options.toRevision ?? MAX_REVISION).toString(),
           ]),
     );
     return rows.map(toRecorded);

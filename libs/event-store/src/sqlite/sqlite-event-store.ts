@@ -264,10 +264,10 @@ export class SqliteEventStore implements EventStore {
     return this.read(() => {
       if (backwards) {
         const rev = from === 'end' ? MAX_REVISION : from === 'start' ? 0n : from;
-        return this.stmts.readBackwards.all(stream, rev, limit);
+        return this.stmts.readBackwards.all(stream, rev, options.toRevision ?? 0n, limit);
       }
       if (from === 'end') return [];
-      return this.stmts.readForwards.all(stream, from === 'start' ? 0n : from, limit);
+      return this.stmts.readForwards.all(stream, from === 'start' ? 0n : from, options.toRevision ?? MAX_REVISION, limit);
     });
   }
 
@@ -580,10 +580,14 @@ export class SqliteEventStore implements EventStore {
     const db = this.db;
     return {
       readForwards: db
-        .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
+        .prepare<[string, bigint, bigint, number], Row>(
+          `SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? AND revision <= ? ORDER BY revision ASC LIMIT ?`,
+        )
         .safeIntegers(true),
       readBackwards: db
-        .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`)
+        .prepare<[string, bigint, bigint, number], Row>(
+          `SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? AND revision >= ? ORDER BY revision DESC LIMIT ?`,
+        )
         .safeIntegers(true),
       readAll: db
         .prepare<[bigint, bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? AND position <= ? ORDER BY position ASC LIMIT ?`)

@@ -1,14 +1,11 @@
 /**
  * The audit side of the query API: the tenant's sessions, one session's summary and policy, its
  * compaction history (paginated, public item shape) and the before/after window of one decision.
- * Reads the read models; the diff folds the log (time travel, DESIGN §5).
+ * Reads the read models; the diff reads the log (time travel, DESIGN §5: `compactionWindows`).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
-import { emptySessionWindow, evolveSessionWindow, orderedWindow, type StreamEvent } from '../domain/session-window';
-import { visitStreamUpTo } from '../write-side/stream-in-pages';
-import { nextTurn } from '../event-loop-turns';
 import { CompactionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -26,6 +23,7 @@ import { getCompaction, getCompactionDiffHead, pageCompactions } from '../read-s
 import { listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
+import { compactionWindows } from './compaction-windows';
 import { jsonSafe } from './json-safe';
 import { SessionReads } from './session-reads';
 
@@ -125,32 +123,16 @@ export class SessionHistoryReads {
 
   /**
    * The window just before the compaction's first decision event and just after its last one,
-   * folded from the log, and the events archived on arrival attributed to it later.
+   * read from the log from the compaction decision before it (`compactionWindows`), and the
+   * events archived on arrival attributed to it later.
    * @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503).
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
     const { revision, firstRevision, estimator, archivedOnArrival } = head;
-    const stream = sessionStream(sessionKey(tenantId, sessionId));
-    // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo): the window
-    // just before the decision, ordered on a turn of its own, then the same state folded on through
-    // the decision's events (its entries are never changed by a fold, only added to or removed
-    // from the state: the ordered copy stays the window before). Each stretch is at most one page.
-    const state = emptySessionWindow();
-    const fold = (e: StreamEvent): void => void evolveSessionWindow(state, e);
-    await visitStreamUpTo(this.store, stream, firstRevision - 1n, fold);
-    await nextTurn();
-    const before = orderedWindow(state);
-    await nextTurn();
-    await visitStreamUpTo(this.store, stream, revision, fold, firstRevision);
-    await nextTurn();
-    return await diffWindows(
-      { sessionId, compactionId, estimator },
-      { revision: firstRevision - 1n, entries: before },
-      { revision, entries: orderedWindow(state) },
-      archivedOnArrivalItems(archivedOnArrival),
-    );
+    const { before, after } = await compactionWindows(this.store, sessionStream(sessionKey(tenantId, sessionId)), firstRevision, revision);
+    return await diffWindows({ sessionId, compactionId, estimator }, before, after, archivedOnArrivalItems(archivedOnArrival));
   }
 
   private async record(tenantId: string, sessionId: string, compactionId: string) {

@@ -1,7 +1,8 @@
 /**
  * The query side used by the HTTP layer: the active window (projected, or computed from the log
  * at a past revision), the full log and recall (the audit routes are in `SessionHistoryReads`). Reads only read models,
- * except time travel, which folds the log (DESIGN §5).
+ * except time travel, which reads the log from the last compaction decision at or before the
+ * revision asked (`loadSessionWindowAt`, DESIGN §5).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';

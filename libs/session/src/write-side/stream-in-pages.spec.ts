@@ -42,7 +42,7 @@ describe('visitStreamUpTo', () => {
     expect(seen[0]).toBe(1500n);
     expect(seen.at(-1)).toBe(2002n);
     expect(seen).toHaveLength(503);
-    expect(reads[0]).toEqual({ fromRevision: 1500n, maxCount: 503 });
+    expect(reads[0]).toEqual({ fromRevision: 1500n, maxCount: 503, toRevision: 2002n });
   });
 
   it('visits nothing and reads nothing when the revision is before where it starts (a decision at the first revision)', async () => {

@@ -28,7 +28,8 @@ export async function visitStreamUpTo(
     const left = upTo - (next === 'start' ? -1n : next - 1n);
     if (left <= 0n) return visited;
     const maxCount = left < BigInt(STREAM_PAGE) ? Number(left) : STREAM_PAGE;
-    const page = await store.readStream(stream, { fromRevision: next, maxCount });
+    // Bounded at `upTo`, so a store reads that range only (see ReadStreamOptions.toRevision).
+    const page = await store.readStream(stream, { fromRevision: next, maxCount, toRevision: upTo });
     for (const event of page) {
       if (event.revision > upTo) return visited;
       visited++;
