@@ -900,6 +900,18 @@ const CASES: BadRequest[] = [
   },
 
   // ---- PUT /policy
+  // Newcomer ncverify50 F2: was the generic `must be absent (allowed keys: type, maxTurns)`.
+  {
+    name: 'policy: dryRun in the strategy (a policy has no dry run)',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: { type: 'turn-window', maxTurns: 3, dryRun: true } },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions:
+      /^strategy\.dryRun: unknown field "dryRun": a policy has no dry run: "dryRun" is a field of a compaction request only \(POST \/v1\/sessions\/\{sessionId\}\/compactions, NATS compact\); remove it/,
+    parameter: 'strategy.dryRun',
+  },
   { name: 'policy: broken JSON', method: 'put', path: `${S}/policy`, raw: '{"strategy": ', status: 400, code: 'malformed_json', mentions: /JSON/ },
   {
     name: 'policy: strategy with zero keepTurns',
