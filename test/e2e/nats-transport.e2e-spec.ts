@@ -144,6 +144,15 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         resultsOf: `${prefix}.results.default.target`,
       },
       { subject: subject('target', 'append'), body: { events: [{ type: 'user' }] }, code: 'validation_failed', resultsOf: `${prefix}.results.default.target` },
+      // a member name given twice: JSON.parse kept the last events and appended them (newcomer ncverify50 F1)
+      {
+        subject: subject('target', 'append'),
+        body: '{"events":[{"id":"d1","type":"user","text":"A"}],"events":[{"id":"d2","type":"user","text":"B"}]}',
+        code: 'malformed_json',
+        resultsOf: `${prefix}.results.default.target`,
+        message:
+          'message body gives the member "events" twice in one object, at events: first at line 1, column 2, again at line 1, column 50 (position 49); send each member once (JSON parsers differ on which one they keep)',
+      },
     ];
     for (const c of cases) {
       const msgId = randomUUID();

@@ -83,6 +83,54 @@ const CASES: BadRequest[] = [
     code: 'malformed_json',
     mentions: /deeper than 10000 levels/,
   },
+  // Newcomer ncverify50 F1: a member name given twice was read as its last (the first events dropped, 201), on every body route.
+  {
+    name: 'events given twice: refused, not the last kept',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events":[{"id":"d1","type":"user","text":"A"}],"events":[{"id":"d2","type":"user","text":"B"}]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions:
+      /^request body gives the member "events" twice in one object, at events: first at line 1, column 2, again at line 1, column 50 \(position 49\); send each member once/,
+  },
+  {
+    name: 'an event text given twice',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events":[\n  {"id":"d1","type":"user","text":"A","text":"B"}\n]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions:
+      /^request body gives the member "text" twice in one object, at events\[0\]\.text: first at line 2, column 28, again at line 2, column 39 \(position 50\)/,
+  },
+  {
+    name: 'a name given twice, once escaped',
+    method: 'post',
+    path: `${S}/messages`,
+    raw: '{"messages":[{"role":"user","content":"A","\\u0063ontent":"B"}]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body gives the member "content" twice in one object, at messages\[0\]\.content: /,
+  },
+  {
+    name: 'a strategy parameter given twice',
+    method: 'put',
+    path: `${S}/policy`,
+    raw: '{"strategy":{"type":"turn-window","maxTurns":2,"maxTurns":50}}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /at strategy\.maxTurns: /,
+  },
+  {
+    name: 'dryRun given twice',
+    method: 'post',
+    path: `${S}/compactions`,
+    raw: '{"dryRun":true,"strategy":{"type":"turn-window","maxTurns":1},"dryRun":false}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /at dryRun: /,
+  },
   { name: 'body is an array', method: 'post', path: `${S}/events`, body: [user('x1')], status: 400, code: 'validation_failed', mentions: /\(body\)|object/ },
   { name: 'events missing', method: 'post', path: `${S}/events`, body: {}, status: 400, code: 'validation_failed', mentions: /^events/ },
   { name: 'events not an array', method: 'post', path: `${S}/events`, body: { events: 'hello' }, status: 400, code: 'validation_failed', mentions: /^events/ },
@@ -852,6 +900,18 @@ const CASES: BadRequest[] = [
   },
 
   // ---- PUT /policy
+  // Newcomer ncverify50 F2: was the generic `must be absent (allowed keys: type, maxTurns)`.
+  {
+    name: 'policy: dryRun in the strategy (a policy has no dry run)',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: { type: 'turn-window', maxTurns: 3, dryRun: true } },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions:
+      /^strategy\.dryRun: unknown field "dryRun": a policy has no dry run: "dryRun" is a field of a compaction request only \(POST \/v1\/sessions\/\{sessionId\}\/compactions, NATS compact\); remove it/,
+    parameter: 'strategy.dryRun',
+  },
   { name: 'policy: broken JSON', method: 'put', path: `${S}/policy`, raw: '{"strategy": ', status: 400, code: 'malformed_json', mentions: /JSON/ },
   {
     name: 'policy: strategy with zero keepTurns',

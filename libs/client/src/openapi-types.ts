@@ -641,7 +641,7 @@ export interface components {
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
          *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
          *     - unsupported_expectation (417): an Expect header other than 100-continue (the only expectation the service meets)
-         *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
+         *     - malformed_json (400): the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
          *     - request_aborted (400): the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
          *     - revision_out_of_range (400): atRevision is outside the session's revisions
@@ -4395,7 +4395,7 @@ export interface operations {
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
-             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_json: the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */
@@ -6066,7 +6066,7 @@ export interface operations {
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
-             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_json: the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */
@@ -6543,7 +6543,7 @@ export interface operations {
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
-             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_json: the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              *     - invalid_message: an OpenAI message of POST …/messages is invalid (parameter names the field)
@@ -7413,7 +7413,7 @@ export interface operations {
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
-             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_json: the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */

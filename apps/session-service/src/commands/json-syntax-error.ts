@@ -56,6 +56,15 @@ export function malformedJsonMessage(what: string, error: unknown, text: string 
 /** `reason` at `position` of `text`, with its line and column; undefined when `position` is not in `text` (0 to its length). */
 function located(text: string, position: number, reason: string): JsonSyntaxError | undefined {
   if (!Number.isSafeInteger(position) || position < 0 || position > text.length) return undefined;
+  return { reason, position, ...lineAndColumn(text, position) };
+}
+
+/**
+ * The line and column of `position` (0-based, in UTF-16 code units, from 0 to `text.length`) in
+ * `text`, as the `malformed_json` answers name them: the line 1-based (lines end at `\n`), the
+ * column 1-based in characters (Unicode code points). Linear in `position`.
+ */
+export function lineAndColumn(text: string, position: number): { line: number; column: number } {
   const lineStart = text.lastIndexOf('\n', position - 1) + 1;
   let line = 1;
   for (let i = text.indexOf('\n'); i !== -1 && i < lineStart; i = text.indexOf('\n', i + 1)) line++;
@@ -65,7 +74,7 @@ function located(text: string, position: number, reason: string): JsonSyntaxErro
     // The second half of a surrogate pair is the same character as the first.
     if (!(unit >= 0xdc00 && unit <= 0xdfff && i > lineStart && isHighSurrogate(text.charCodeAt(i - 1)))) column++;
   }
-  return { reason, position, line, column };
+  return { line, column };
 }
 
 function isHighSurrogate(unit: number): boolean {

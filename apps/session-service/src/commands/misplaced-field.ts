@@ -27,7 +27,19 @@ import {
 export interface ParameterBody {
   fields: readonly string[];
   body: object;
+  /** Fields of other requests that this body does not take, each with the advice for one sent in its strategy or trigger ({@link POLICY_FOREIGN_FIELDS}). */
+  foreign?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The fields a policy body (`PUT …/policy`, NATS `policy`) does not take but a compaction does, with
+ * what to do instead: a policy has no dry run, so `dryRun` sent in its strategy (or trigger) is no
+ * misplaced body field; it belongs to a compaction request only.
+ */
+export const POLICY_FOREIGN_FIELDS: Readonly<Record<string, string>> = {
+  dryRun:
+    'a policy has no dry run: "dryRun" is a field of a compaction request only (POST /v1/sessions/{sessionId}/compactions, NATS compact); remove it (to see what a pass would do without writing it, send "dryRun": true to POST …/compactions with this strategy and trigger, or with neither once the policy is set)',
+};
 
 /** A key found inside a strategy or trigger that belongs elsewhere: the parameter the answer names and its whole message. */
 export interface MisplacedField {
@@ -89,10 +101,10 @@ function quotedList(names: readonly string[]): string {
 /**
  * The places a key of `at` (sent under `holder`) may belong to, in the order they are tried: the
  * request body's fields; the parameters of the holder's other types (only when `at` has a type: a
- * type-less object takes every parameter of its holder); the parameters of the other holder, when
- * the body has it.
+ * type-less object takes every parameter of its holder); the fields of other requests the body
+ * names as foreign (a policy's `dryRun`); the parameters of the other holder, when the body has it.
  */
-function placesFor(at: HeldObject, holder: ParameterHolder, { fields, body }: ParameterBody): Place[] {
+function placesFor(at: HeldObject, holder: ParameterHolder, { fields, body, foreign }: ParameterBody): Place[] {
   const bodyFields = fields.filter((f) => f !== holder);
   const places: Place[] = [
     {
@@ -116,6 +128,9 @@ function placesFor(at: HeldObject, holder: ParameterHolder, { fields, body }: Pa
         return `it is a parameter of the ${takers.join(' or ')} ${holder}, not of ${sent} sent; change "type" to ${quotedList(takers)}, ${instead}`;
       },
     });
+  }
+  if (foreign !== undefined) {
+    places.push({ names: Object.keys(foreign), advice: (field) => foreign[field] });
   }
   const other: ParameterHolder = holder === 'strategy' ? 'trigger' : 'strategy';
   if (fields.includes(other))

@@ -689,6 +689,40 @@ describe('a body field sent inside the strategy or trigger is told to move out, 
   });
 });
 
+describe("dryRun sent in a policy's strategy or trigger is told that a policy has no dry run (HTTP and NATS; newcomer ncverify50 F2)", () => {
+  // Before: `invalid strategy.dryRun: must be absent (allowed keys: type, maxTurns) (got an unknown key)`, as for any unknown key.
+  const advice =
+    'a policy has no dry run: "dryRun" is a field of a compaction request only (POST /v1/sessions/{sessionId}/compactions, NATS compact); remove it (to see what a pass would do without writing it, send "dryRun": true to POST …/compactions with this strategy and trigger, or with neither once the policy is set)';
+  const cases: Array<[body: Record<string, unknown>, parameter: string, message: string]> = [
+    [{ strategy: { type: 'turn-window', maxTurns: 3, dryRun: true } }, 'strategy.dryRun', `strategy.dryRun: unknown field "dryRun": ${advice}`],
+    [{ strategy: { type: 'turn-window', dryrun: true } }, 'strategy.dryrun', `strategy.dryrun: unknown field "dryrun": did you mean "dryRun"? ${advice}`],
+    [
+      { strategy: { type: 'turn-window' }, trigger: { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 2, dryRun: false }] } },
+      'trigger.triggers[0].dryRun',
+      `trigger.triggers[0].dryRun: unknown field "dryRun": ${advice}`,
+    ],
+    [
+      { strategy: { dryRun: true } },
+      'strategy.type',
+      `strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has an unknown field "dryRun"); "dryRun": ${advice}`,
+    ],
+  ];
+
+  it.each(cases)('policy %j: 400 invalid_parameter saying dryRun belongs to a compaction only', async (body, parameter, message) => {
+    const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'invalid_parameter', parameter, message });
+    const answer = await natsAnswer('policy', body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter, message });
+  });
+
+  it("a compaction's dryRun in its strategy is still told to move beside it", () => {
+    expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'turn-window', dryRun: true } })).message).toBe(
+      'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
+    );
+  });
+});
+
 describe('a parameter of another strategy or trigger type, or a body field in a strategy or trigger without a type, is told where it belongs (HTTP and NATS)', () => {
   // Before: `invalid trigger.threshold: must be absent (allowed keys: type, maxTurns) (got an unknown key)`, and for a
   // type-less `{"strategy": {"dryRun": true}}` only `strategy.type: is required: …` (newcomer confighints F1).

@@ -24,7 +24,7 @@ import {
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
 import { checkAppendRoute } from './append-route-hint';
-import { misplacedField, type ParameterBody } from './misplaced-field';
+import { misplacedField, POLICY_FOREIGN_FIELDS, type ParameterBody } from './misplaced-field';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
@@ -243,7 +243,7 @@ export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessi
         'invalid_parameter',
       );
   }
-  const sentIn: ParameterBody = { fields: Object.keys(schemas.policy.shape), body: input };
+  const sentIn: ParameterBody = { fields: Object.keys(schemas.policy.shape), body: input, foreign: POLICY_FOREIGN_FIELDS };
   const strategy = input.strategy === null ? null : strategyFrom(input.strategy, sentIn);
   const trigger = triggerFrom(input.trigger, sentIn);
   return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base', toExpectedRevision(input.expectedRevision));

@@ -61,7 +61,11 @@ export const API_ERROR_CODES = {
       'not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)',
   },
   unsupported_expectation: { status: 417, description: 'an Expect header other than 100-continue (the only expectation the service meets)' },
-  malformed_json: { status: 400, description: 'the body is not JSON (the message says where it breaks) or nests too deep' },
+  malformed_json: {
+    status: 400,
+    description:
+      'the body is not JSON (the message says where it breaks), nests too deep, or gives a member name twice in one object (the message names it, its path and where)',
+  },
   malformed_body: { status: 400, description: 'the body is not valid UTF-8, or does not match its Content-Encoding' },
   request_aborted: {
     status: 400,

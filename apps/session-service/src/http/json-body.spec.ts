@@ -3,7 +3,8 @@
  * quarter of the event loop's time for a large non-ASCII body). The answers must not change: for
  * every body, Content-Type and Content-Encoding, the service's bodies give the same parsed value or
  * the same error answer as body-parser's JSON reader with the same options (the reader used before),
- * except that the charset `utf8` (an alias of UTF-8, which body-parser refuses) is read as `utf-8`. A
+ * except that the charset `utf8` (an alias of UTF-8, which body-parser refuses) is read as `utf-8` and
+ * that an object giving a member name twice is refused (body-parser keeps the last). A
  * body that is not JSON is answered saying where it breaks in both (body-parser's parse errors carry
  * the text it parsed): the same place, for the same text.
  */
@@ -200,6 +201,70 @@ describe('parseUtf8Json', () => {
         message: 'request body is not valid JSON: the body ends before its JSON value is complete at line 1, column 7 (position 6)',
       }),
     );
+  });
+});
+
+describe('JSON bodies: an object giving a member name twice is refused, not the last one kept (newcomer ncverify50 F1)', () => {
+  let service: FastifyInstance;
+  beforeAll(async () => {
+    service = await echoApp((app) => useJsonBodies(app, LIMIT));
+  });
+  afterAll(async () => service.close());
+
+  const refused = (path: string, first: string, again: string) => ({
+    code: 'malformed_json',
+    message: expect.stringMatching(
+      new RegExp(
+        `^request body gives the member "\\w+" twice in one object, at ${path.replace(/[[\]]/g, '\\$&')}: first at ${first}, again at ${again} \\(position \\d+\\); send each member once`,
+      ),
+    ),
+  });
+
+  // Content-Types read by parseUtf8Json and (with another parameter) by body-parser's reader; +json types; compressed or not.
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=utf8',
+    'application/json; foo=bar',
+    'application/json; foo=bar; charset=UTF-8',
+    'application/vnd.api+json',
+  ])('%s: 400 malformed_json naming the member, its path and both places', async (contentType) => {
+    const bodies = [
+      ['{"events":[{"id":"A"}],"events":[{"id":"B"}]}', 'events', 'line 1, column 2', 'line 1, column 24'],
+      ['\uFEFF{"events":[{"type":"user","text":"A",\n  "text":"B"}]}', 'events[0].text', 'line 1, column 27', 'line 2, column 3'],
+      ['{"events":[{"id":"e1","metadata":{"\\u0061":1,"a":2}}]}', 'events[0].metadata.a', 'line 1, column 35', 'line 1, column 46'],
+    ] as const;
+    for (const [text, path, first, again] of bodies)
+      for (const gzip of [false, true]) {
+        const headers = { 'content-type': contentType, ...(gzip ? { 'content-encoding': 'gzip' } : {}) };
+        const res = await service.inject({ method: 'POST', url: '/echo', headers, payload: gzip ? gzipSync(Buffer.from(text)) : Buffer.from(text) });
+        expect({ text, gzip, status: res.statusCode, body: res.json() }).toEqual({ text, gzip, status: 400, body: refused(path, first, again) });
+      }
+  });
+
+  it(`a body of ${LARGE_BODY_BYTES} bytes or more, decoded after other requests' turn, is refused the same way`, async () => {
+    const text = `{"events":[{"text":"${'x'.repeat(LARGE_BODY_BYTES)}","text":"B"}]}`;
+    const res = await service.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: text });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: refused('events[0].text', 'line 1, column 13', `line 1, column ${LARGE_BODY_BYTES + 23}`),
+    });
+  });
+
+  it('the same name in two objects, or as a value, is read as before', async () => {
+    const value = {
+      events: [
+        { id: 'a', text: 'text' },
+        { id: 'b', text: 'text', metadata: { id: 'id' } },
+      ],
+    };
+    const res = await service.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json; foo=bar' },
+      payload: JSON.stringify(value),
+    });
+    expect(res.json()).toEqual({ body: value });
   });
 });
 

@@ -51,6 +51,7 @@ import {
 } from './nats-command-errors';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { rejectDeepBody } from '../commands/body-depth';
+import { DuplicateMemberError, rejectDuplicateMembers } from '../commands/duplicate-members';
 import { basisDecidedOn, basisOfAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
 
 /** One delivered command message. */
@@ -193,11 +194,19 @@ export class NatsCommandExecutor {
     } catch (err) {
       throw new NatsCommandError('malformed_json', (err as Error).message);
     }
+    let body: unknown;
     try {
-      return JSON.parse(text);
+      body = JSON.parse(text);
     } catch (err) {
       throw malformedBody('malformed_json', err, text);
     }
+    // An object giving a member name twice: JSON.parse kept the last silently.
+    try {
+      rejectDuplicateMembers(text, body, 'message body');
+    } catch (err) {
+      throw err instanceof DuplicateMemberError ? new NatsCommandError('malformed_json', err.message) : err;
+    }
+    return body;
   }
 
   private async run(
