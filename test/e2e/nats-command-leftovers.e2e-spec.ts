@@ -6,7 +6,7 @@
  * written again, and an erasure of the session did not reach them.
  * - Leftovers: the command stream made here with limits retention keeps every command the consumer
  *   acknowledged, the state the crash leaves (acknowledged as the consumer recorded, still in the
- *   stream). The service removes them by itself within a check of the consumer (every second with
+ *   stream). The service removes them by itself within two checks of the consumer (one a second with
  *   `NATS_CONSUMER_STUCK_MS=5000`): those answered, and one whose subject names no session
  *   (terminated). Before: they stayed.
  * - Erasure: the session's commands the command stream stored before the erasure are deleted when

@@ -299,6 +299,8 @@ export class NatsCommandConsumer {
   private sweeping: Promise<number> | null = null;
   /** Stream sequences (and stored times) of leftovers found without a published answer, each logged once. */
   private readonly leftoversWithoutAnswer = new FinishedSequences(1024);
+  /** Commands found at or below the ack floor by the previous call of {@link removeLeftovers}: removed when found there again. */
+  private leftoversSeen = new FinishedSequences(LEFTOVERS_PER_SWEEP);
   private readonly encoder = new TextEncoder();
   private readonly replyRule: ReplyToRule;
 
@@ -694,8 +696,11 @@ export class NatsCommandConsumer {
    * good). Each one whose answer is on the results stream is deleted with the erase flag
    * ({@link eraseIfAnswered}), and so is one whose subject names no session (terminated: it has no
    * results subject); one without an answer stays, with one warn line (its session's later commands
-   * wait behind it: see {@link stillWaiting}). At most {@link LEFTOVERS_PER_SWEEP} are looked at per
-   * call; one warn line says how many were removed. One `STREAM.MSG.GET` when there is none.
+   * wait behind it: see {@link stillWaiting}). A command is taken for a leftover only when the
+   * previous call found it at or below the ack floor too: the server advances the ack floor and
+   * removes the command in one step, which a read may fall between. At most
+   * {@link LEFTOVERS_PER_SWEEP} are looked at per call; one warn line says how many were removed.
+   * One `STREAM.MSG.GET` when there is none.
    * Called after each check of the consumer's info (stuck-consumer.ts). Returns how many it removed;
    * never throws (an error is logged at debug: the next check tries again).
    */
@@ -708,6 +713,8 @@ export class NatsCommandConsumer {
   private async sweepLeftovers(ackFloor: number): Promise<number> {
     let removed = 0;
     let from = 1;
+    const seenBefore = this.leftoversSeen;
+    this.leftoversSeen = new FinishedSequences(LEFTOVERS_PER_SWEEP);
     try {
       for (let looked = 0; looked < LEFTOVERS_PER_SWEEP && !this.stopping; looked++) {
         // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj`.
@@ -724,6 +731,9 @@ export class NatsCommandConsumer {
           time: found.time,
           timestampNanos: storedTimestampNanos(found.timestamp),
         };
+        this.leftoversSeen.add(command.seq, command.timestampNanos);
+        // Found there for the first time: perhaps being removed right now (looked at again at the next call).
+        if (!seenBefore.has(command.seq, command.timestampNanos)) continue;
         if (parseCommandSubject(this.names.prefix, command.subject) === null) {
           if (await eraseMessage(this.jsm, this.names.commandStream, command.seq)) removed++;
         } else if (await this.eraseIfAnswered(command)) removed++;
