@@ -47,6 +47,12 @@
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
  * that names no session has no results subject, so without `Reply-To` that line is its only record.
  *
+ * The headers a command is read by (`Reply-To` in any letter case, `Nats-Msg-Id` exactly) are read
+ * by {@link readCommandHeaders}. For the stuck-consumer guard (stuck-consumer.ts) the consumer says
+ * since when it has asked for commands without getting one ({@link NatsCommandConsumer.askingSince}),
+ * and removes the commands the consumer recorded acknowledged that the stream still holds after a
+ * nats-server crash ({@link NatsCommandConsumer.removeLeftovers}).
+ *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * commands are taken at once (handled, retried, or queued behind their session's previous one). A
  * replica pulls only for its free slots (one pull request at a time, for as many commands as slots

@@ -18,6 +18,10 @@
  * when {@link NATS_MAX_PINGS_OUT} pings are unanswered at the next (a frozen or partitioned server);
  * after every reconnect, and when the consumer or the feed meets a stream or the consumer missing,
  * whatever the server lost (an empty store) is created again ({@link NatsTransport.ensureAgain}).
+ * Every `NATS_CONSUMER_STUCK_MS` / 5 (1–10 s) it reads the command consumer's info
+ * ({@link StuckConsumerGuard}): a consumer that delivers nothing while commands are pending is
+ * reported (`/health` degraded, `/metrics`, one error line) and re-created, and commands the
+ * consumer recorded acknowledged that the stream still holds are removed (`removeLeftovers`).
  *
  * Nothing at start waits for the event store: a replica started while it does not answer (a
  * PostgreSQL outage or failover) starts with its feed paused and retrying, and holds the commands
