@@ -2,9 +2,9 @@
  * The example multi-tenant server configuration, deploy/nats/nats-server.conf, run as it is (its
  * port and JetStream folder replaced) by a throwaway `nats-server`: the service works with only the
  * publish permissions it gives the service's user (commands, answers, decisions feed, erasure with
- * NATS_ERASE_HANDLED_COMMANDS); that user cannot purge or delete a stream, publish a command or
- * feed a tenant's audit subject, so a `Reply-To` the service failed to check could not make it do
- * those either; and a tenant's `Reply-To` naming another tenant's command subject changes nothing
+ * NATS_ERASE_HANDLED_COMMANDS); that user cannot purge or delete a stream, delete a consumer but its
+ * own command consumer (re-created when found stuck), publish a command or feed a tenant's audit
+ * subject, so a `Reply-To` the service failed to check could not make it do those either; and a tenant's `Reply-To` naming another tenant's command subject changes nothing
  * there. Skips with one line when no `nats-server` binary is installed (CI always has one).
  */
 import { randomUUID } from 'node:crypto';
@@ -87,7 +87,7 @@ suite('the example multi-tenant nats-server configuration', () => {
     await nats?.stop();
   });
 
-  it("the service's user may publish what the service needs (commands answered, decisions, erasure) and nothing else: no purge or stream deletion, no consumer deletion, no command, no tenant's audit subject", async () => {
+  it("the service's user may publish what the service needs (commands answered, decisions, erasure, re-creating its own consumer) and nothing else: no purge or stream deletion, no other consumer's deletion, no command, no tenant's audit subject", async () => {
     const results = watch(tenantA, 'compaction.results.tenant-a.>');
     const decisions = watch(tenantA, 'compaction.decisions.tenant-a.>');
     await tenantA.flush();
@@ -132,7 +132,8 @@ suite('the example multi-tenant nats-server configuration', () => {
       expect(await attempt('$JS.API.STREAM.PURGE.COMPACTION_DECISIONS')).toBe('refused');
       expect(await attempt('$JS.API.STREAM.PURGE.COMPACTION_COMMANDS')).toBe('refused');
       expect(await attempt('$JS.API.STREAM.DELETE.COMPACTION_RESULTS')).toBe('refused');
-      expect(await attempt('$JS.API.CONSUMER.DELETE.COMPACTION_COMMANDS.compaction-service')).toBe('refused');
+      expect(await attempt('$JS.API.CONSUMER.DELETE.COMPACTION_DECISIONS.tenant-a-audit')).toBe('refused');
+      expect(await attempt('$JS.API.CONSUMER.DELETE.COMPACTION_COMMANDS.other')).toBe('refused');
       expect(await attempt('compaction.commands.tenant-b.kept.policy', JSON.stringify({ strategy: { type: 'turn-window', maxTurns: 9 } }))).toBe('refused');
       asService.publish('deliver.tenant-a.audit', JSON.stringify({ forged: true }));
       await asService.flush();

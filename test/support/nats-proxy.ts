@@ -3,7 +3,8 @@
  * server cannot do: hold a client's frames from one on (its `UNSUB` of a pull request has not
  * reached the server, which meanwhile sends it a command: a command on the wire when the client
  * ends the pull), and drop one message a client publishes (a pull request the server never gets: no
- * reconnect, no 409). It reads the client's protocol frames (`PUB`/`HPUB` with their payloads,
+ * reconnect, no 409), or every one on a subject until a given frame passes (a consumer that
+ * delivers nothing until it is deleted). It reads the client's protocol frames (`PUB`/`HPUB` with their payloads,
  * every other verb one line); the server's bytes go through unparsed, in order.
  */
 import * as net from 'node:net';
@@ -28,6 +29,11 @@ export interface NatsProxy {
   release(): void;
   /** Drops the next publish (`PUB`/`HPUB`) whose subject starts with `subjectPrefix`; resolves once one was dropped. */
   dropNext(subjectPrefix: string): Promise<void>;
+  /**
+   * Drops every publish whose subject starts with `subjectPrefix` until a client frame matches
+   * `until` (that frame, and every one after it, is forwarded); resolves with how many it dropped once one matched.
+   */
+  dropUntil(subjectPrefix: string, until: (frame: ClientFrame) => boolean): Promise<number>;
   /** Resolves once a client frame after this call matches `match`. */
   next(match: (frame: ClientFrame) => boolean): Promise<ClientFrame>;
   /** Closes the listener and every connection. */
@@ -65,6 +71,7 @@ export async function startNatsProxy(target: string): Promise<NatsProxy> {
   let holdFrom: ((frame: ClientFrame) => boolean) | null = null;
   let holding = false;
   const drops: Array<{ prefix: string; done: () => void }> = [];
+  const blocks: Array<{ prefix: string; until: (frame: ClientFrame) => boolean; dropped: number; done: (dropped: number) => void }> = [];
   const waiters: Array<{ match: (frame: ClientFrame) => boolean; done: (frame: ClientFrame) => void }> = [];
 
   const server = net.createServer((client) => {
@@ -76,11 +83,19 @@ export async function startNatsProxy(target: string): Promise<NatsProxy> {
       const { frames: whole, rest } = splitFrames(Buffer.concat([pending, chunk]));
       pending = Buffer.from(rest);
       for (const f of whole) {
-        const drop = f.subject === null ? -1 : drops.findIndex((d) => f.subject!.startsWith(d.prefix));
-        const frame: ClientFrame = { verb: f.verb, subject: f.subject, forwarded: drop < 0 };
+        for (const b of blocks.slice()) {
+          if (b.until({ verb: f.verb, subject: f.subject, forwarded: true })) {
+            blocks.splice(blocks.indexOf(b), 1);
+            b.done(b.dropped);
+          }
+        }
+        const block = f.subject === null ? undefined : blocks.find((b) => f.subject!.startsWith(b.prefix));
+        const drop = f.subject === null || block ? -1 : drops.findIndex((d) => f.subject!.startsWith(d.prefix));
+        const frame: ClientFrame = { verb: f.verb, subject: f.subject, forwarded: drop < 0 && !block };
         frames.push(frame);
         if (!holding && holdFrom?.(frame)) holding = true;
-        if (drop >= 0) drops.splice(drop, 1)[0].done();
+        if (block) block.dropped++;
+        else if (drop >= 0) drops.splice(drop, 1)[0].done();
         else if (holding) held.push({ upstream, bytes: Buffer.from(f.bytes) });
         else upstream.write(f.bytes);
         for (const w of waiters.splice(0)) {
@@ -114,6 +129,9 @@ export async function startNatsProxy(target: string): Promise<NatsProxy> {
     },
     dropNext(prefix) {
       return new Promise((resolve) => drops.push({ prefix, done: resolve }));
+    },
+    dropUntil(prefix, until) {
+      return new Promise((resolve) => blocks.push({ prefix, until, dropped: 0, done: resolve }));
     },
     next(match) {
       return new Promise((resolve) => waiters.push({ match, done: resolve }));

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 /** The repository's README.md, as text. */
 export const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
 
-/** One marked block: its marker (`run`, `run with API_KEYS`, `typecheck and run`), the heading above it, its code. */
+/** One marked block: its marker (`run`, `run with API_KEYS`, `typecheck and run`, `typecheck and run over NATS`), the heading above it, its code. */
 export interface MarkedBlock {
   marker: string;
   heading: string;
@@ -19,7 +19,7 @@ export interface MarkedBlock {
 /**
  * The fenced blocks that directly follow a `<!-- readme-test: … -->` comment, with the heading above
  * them. @throws Error naming the heading when a marker is not followed by its kind of block (`ts`
- * for `typecheck and run`, a shell block otherwise).
+ * for `typecheck and run…`, a shell block otherwise).
  */
 export function markedBlocks(markdown: string): MarkedBlock[] {
   const blocks: MarkedBlock[] = [];
@@ -29,9 +29,10 @@ export function markedBlocks(markdown: string): MarkedBlock[] {
     if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '');
     const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]);
     if (!marker) continue;
-    const language = marker[1] === 'typecheck and run' ? /^```ts$/ : /^```(bash|sh|shell)$/;
+    const typescript = marker[1].startsWith('typecheck and run');
+    const language = typescript ? /^```ts$/ : /^```(bash|sh|shell)$/;
     if (!language.test(lines[i + 1] ?? ''))
-      throw new Error(`README: the readme-test marker under "${heading}" is not followed by a ${marker[1] === 'typecheck and run' ? 'ts' : 'shell'} block`);
+      throw new Error(`README: the readme-test marker under "${heading}" is not followed by a ${typescript ? 'ts' : 'shell'} block`);
     const end = lines.indexOf('```', i + 2);
     blocks.push({ marker: marker[1], heading, code: lines.slice(i + 2, end).join('\n') });
     i = end;

@@ -649,8 +649,8 @@ export interface components {
          *     - position_out_of_range (400): minPosition is past the end of the log
          *     - unknown_command (400, NATS only): the subject does not end in compact, append, messages or policy
          *     - invalid_subject (400, NATS only): the subject is not <prefix>.commands.<tenant>.<session>.<kind>
-         *     - invalid_reply_to (400, NATS only): Reply-To is not a reply inbox; nothing applied
-         *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
+         *     - invalid_reply_to (400, NATS only): Reply-To (its name in any letter case) is not a reply inbox, is empty, or is given twice with different values; nothing applied
+         *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it; or the id is sent only under another spelling of Nats-Msg-Id (e.g. nats-msg-id), which JetStream does not de-duplicate on
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
@@ -716,8 +716,21 @@ export interface components {
              * @enum {string}
              */
             mode: "api-keys" | "open (no API keys configured)";
-            /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
+            /** @description the NATS transport (null without NATS_URL); it never changes the HTTP answer code, and changes status only to degraded while the command consumer is stuck (commandConsumer.stuck): HTTP keeps serving while NATS is away */
             nats: {
+                /** @description the durable command consumer as this replica checks it (null before the consumer starts) */
+                commandConsumer: {
+                    /** @description while commands are pending: seconds the durable consumer has delivered none (to any replica); 0 when none is pending */
+                    idleSeconds: number;
+                    /** @description when this replica last did (null: never) */
+                    lastRecreatedAt: string | null;
+                    /** @description NATS commands in the command stream not yet delivered to any replica (the durable consumer's num_pending) at this replica's last check of the consumer; null before one */
+                    pending: number | null;
+                    /** @description times this replica deleted and re-created the consumer because it was stuck */
+                    recreated: number;
+                    /** @description while this replica finds the consumer stuck (commands pending, none delivered for NATS_CONSUMER_STUCK_MS while it asked for them: a known nats-server fault after a crash): what was found and done (the consumer is re-created); status is then degraded. Null otherwise, again once the consumer is seen delivering */
+                    stuck: string | null;
+                } | null;
                 /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
                 commandsRetrying: number;
                 /** @description NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long */
@@ -777,7 +790,7 @@ export interface components {
                 full: string | null;
             };
             /**
-             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError), or the NATS command consumer is stuck (nats.commandConsumer.stuck); ok otherwise
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";

@@ -94,6 +94,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('NATS_CONCURRENCY'),
   numberVariable('NATS_ACK_WAIT_MS'),
   numberVariable('NATS_PING_INTERVAL_MS'),
+  numberVariable('NATS_CONSUMER_STUCK_MS'),
   { name: 'SQLITE_EVENTS_FILE', fallback: '<DATA_DIR>/events.sqlite', meaning: "the embedded store's file" },
   {
     name: 'BUILD_COMMIT',

@@ -45,6 +45,7 @@ export const SERVICE_NUMBER_VARIABLES = {
   NATS_CONCURRENCY: { min: 1, max: 1024, fallback: 16, what: 'a number of commands' },
   NATS_ACK_WAIT_MS: { min: 1000, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
   NATS_PING_INTERVAL_MS: { min: 1000, max: 600_000, fallback: 10_000, what: 'a time in milliseconds' },
+  NATS_CONSUMER_STUCK_MS: { min: 5000, max: 3_600_000, fallback: 60_000, what: 'a time in milliseconds' },
   DATABASE_POOL_SIZE: { min: 1, max: 1000, fallback: DEFAULT_POOL_SIZE, what: 'a number of PostgreSQL connections per replica' },
   DATABASE_STATEMENT_TIMEOUT_MS: {
     min: 0,

@@ -158,6 +158,12 @@ export interface ServiceConfig {
    */
   natsPingIntervalMs: number;
   /**
+   * How long (ms) the durable command consumer may deliver nothing while commands wait in the
+   * command stream and a replica asks for them before that replica takes it as stuck and re-creates
+   * it (`NATS_CONSUMER_STUCK_MS`, default 60000, 5000 to 3,600,000; see `stuck-consumer.ts`).
+   */
+  natsConsumerStuckMs: number;
+  /**
    * Each handled command is deleted from the command stream with JetStream's erase flag before its
    * acknowledgement (`NATS_ERASE_HANDLED_COMMANDS`: `true`/`1` or `false`/`0`, default false): an
    * acknowledged message of a work-queue stream is only marked deleted, its bytes (the texts it
@@ -571,6 +577,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY'),
     natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS'),
     natsPingIntervalMs: intVar(env, 'NATS_PING_INTERVAL_MS'),
+    natsConsumerStuckMs: intVar(env, 'NATS_CONSUMER_STUCK_MS'),
     natsEraseHandledCommands: boolVar(env, 'NATS_ERASE_HANDLED_COMMANDS', false),
     natsReplyPrefixes: parseReplyPrefixes(env.NATS_REPLY_PREFIXES, natsPrefix),
     build: resolveBuildIdentity({ buildCommit: parseBuildCommit(env.BUILD_COMMIT) }),

@@ -77,8 +77,17 @@ export const API_ERROR_CODES = {
   position_out_of_range: { status: 400, description: 'minPosition is past the end of the log' },
   unknown_command: { status: 400, description: 'the subject does not end in compact, append, messages or policy', transport: 'nats' },
   invalid_subject: { status: 400, description: 'the subject is not <prefix>.commands.<tenant>.<session>.<kind>', transport: 'nats' },
-  invalid_reply_to: { status: 400, description: 'Reply-To is not a reply inbox; nothing applied', transport: 'nats' },
-  invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it', transport: 'nats' },
+  invalid_reply_to: {
+    status: 400,
+    description: 'Reply-To (its name in any letter case) is not a reply inbox, is empty, or is given twice with different values; nothing applied',
+    transport: 'nats',
+  },
+  invalid_command_id: {
+    status: 400,
+    description:
+      'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it; or the id is sent only under another spelling of Nats-Msg-Id (e.g. nats-msg-id), which JetStream does not de-duplicate on',
+    transport: 'nats',
+  },
   unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
   host_not_allowed: {
     status: 403,

@@ -889,7 +889,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError), or the NATS command consumer is stuck (nats.commandConsumer.stuck); ok otherwise',
       ),
     version: z.string().describe("the service's release running (version of its package.json, e.g. 0.1.0); unknown when it cannot be read"),
     commit: z
@@ -1019,9 +1019,30 @@ export const HealthSchema = named(
         commandsStalled: count.describe(
           'NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long',
         ),
+        commandConsumer: z
+          .strictObject({
+            pending: count
+              .nullable()
+              .describe(
+                "NATS commands in the command stream not yet delivered to any replica (the durable consumer's num_pending) at this replica's last check of the consumer; null before one",
+              ),
+            idleSeconds: count.describe('while commands are pending: seconds the durable consumer has delivered none (to any replica); 0 when none is pending'),
+            stuck: z
+              .string()
+              .nullable()
+              .describe(
+                'while this replica finds the consumer stuck (commands pending, none delivered for NATS_CONSUMER_STUCK_MS while it asked for them: a known nats-server fault after a crash): what was found and done (the consumer is re-created); status is then degraded. Null otherwise, again once the consumer is seen delivering',
+              ),
+            recreated: count.describe('times this replica deleted and re-created the consumer because it was stuck'),
+            lastRecreatedAt: isoTime.nullable().describe('when this replica last did (null: never)'),
+          })
+          .nullable()
+          .describe('the durable command consumer as this replica checks it (null before the consumer starts)'),
       })
       .nullable()
-      .describe('the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away'),
+      .describe(
+        'the NATS transport (null without NATS_URL); it never changes the HTTP answer code, and changes status only to degraded while the command consumer is stuck (commandConsumer.stuck): HTTP keeps serving while NATS is away',
+      ),
   }),
 );
 

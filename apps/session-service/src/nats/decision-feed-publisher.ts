@@ -32,7 +32,8 @@
  * (NATS down) the feed is paused: one warn line when it pauses, `/health` shows the error
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
  * record it deletes the answers and decisions of the erased life (and the session's answers and decisions of
- * another log) from the results and decisions streams ({@link eraseSessionCopies}): those of the session
+ * another log) from the results and decisions streams, and its commands the command stream stored before the
+ * erasure ({@link eraseSessionCopies}): those of the session
  * written again after the erasure stay, also when the feed reaches the record after they were published; the record
  * is noted first in `HandledErasures`, where the command consumer finds it for an answer stored after the deletion. A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
@@ -500,7 +501,8 @@ export class DecisionFeedPublisher {
           // feed may have published some after that (lagging more than the duplicate window); deleting what
           // is gone deletes nothing.
           if (decision?.type === SESSION_ERASED) {
-            const erasure = { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) };
+            const data = event.data as SessionErasedData;
+            const erasure = { position: event.position, rows: erasedRowsOf(data), erasedAt: data.erasedAt };
             // Noted first: an answer stored after this deletion has begun is deleted by the consumer's check.
             this.erasures.noted(decision.tenantId, decision.sessionId, erasure);
             await eraseSessionCopies(

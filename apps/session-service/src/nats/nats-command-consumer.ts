@@ -47,6 +47,12 @@
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
  * that names no session has no results subject, so without `Reply-To` that line is its only record.
  *
+ * The headers a command is read by (`Reply-To` in any letter case, `Nats-Msg-Id` exactly) are read
+ * by {@link readCommandHeaders}. For the stuck-consumer guard (stuck-consumer.ts) the consumer says
+ * since when it has asked for commands without getting one ({@link NatsCommandConsumer.askingSince}),
+ * and removes the commands the consumer recorded acknowledged that the stream still holds after a
+ * nats-server crash ({@link NatsCommandConsumer.removeLeftovers}).
+ *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * commands are taken at once (handled, retried, or queued behind their session's previous one). A
  * replica pulls only for its free slots (one pull request at a time, for as many commands as slots
@@ -62,7 +68,7 @@ import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { isPermissionDenied } from './nats-permission';
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, MsgRequest } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
@@ -70,12 +76,13 @@ import { ackWaitMsOf, isMissingStreamError } from './nats-streams';
 import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, derivedCommandId, parseCommandSubject, resultSubject } from './nats-names';
-import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, type EarlierCommand } from './nats-session-order';
+import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, storedTimestampNanos, type EarlierCommand } from './nats-session-order';
 import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { UnstoredAnswers } from './unstored-answers';
+import { MSG_ID_HEADER, readCommandHeaders, REPLY_TO_HEADER } from './nats-command-headers';
 
 /**
  * Attempts of a command failing with a server-side error that is not transient (500 `internal`)
@@ -168,8 +175,7 @@ export interface HandledCommand {
   seconds: number;
 }
 
-/** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
-export const REPLY_TO_HEADER = 'Reply-To';
+export { REPLY_TO_HEADER } from './nats-command-headers';
 /** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
 export const REPLICA_HEADER = 'Replica';
 const REPLICA = `${hostname()}:${process.pid}`;
@@ -217,6 +223,9 @@ export const PULL_HEARTBEAT_MS = 2_500;
  * most one copy a minute per command, not one a second (newcomer ncnatsint F3).
  */
 export const UNSTORED_REDELIVERY: RetryBackoff = { initialMs: 1_000, maxMs: 60_000 };
+
+/** Leftovers {@link NatsCommandConsumer.removeLeftovers} looks at per call at most (the next check goes on). */
+export const LEFTOVERS_PER_SWEEP = 1000;
 
 /** Delays between pull requests after a failed one (the stream or the consumer missing, NATS unreachable): 250 ms doubling to 5 s. */
 export const PULL_RETRY: RetryBackoff = { initialMs: 250, maxMs: 5_000 };
@@ -290,6 +299,14 @@ export class NatsCommandConsumer {
   private orderWaits: OrderWaits;
   /** Set when the NATS user may not read the command stream: the order check is skipped from then on. */
   private orderCheckDenied = false;
+  /** Since when (ms) this replica has had free slots and pulled without receiving a command; null while its slots are full (see {@link askingSince}). */
+  private askingFrom: number | null = null;
+  /** A removal of leftovers under way ({@link removeLeftovers}). */
+  private sweeping: Promise<number> | null = null;
+  /** Stream sequences (and stored times) of leftovers found without a published answer, each logged once. */
+  private readonly leftoversWithoutAnswer = new FinishedSequences(1024);
+  /** Commands found at or below the ack floor by the previous call of {@link removeLeftovers}: removed when found there again. */
+  private leftoversSeen = new FinishedSequences(LEFTOVERS_PER_SWEEP);
   private readonly encoder = new TextEncoder();
   private readonly replyRule: ReplyToRule;
 
@@ -356,6 +373,7 @@ export class NatsCommandConsumer {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
     if (!this.consumer || this.stopping) return;
     this.consumer = consumer;
+    this.askingFrom = Date.now();
     // Drained, not closed: a command already sent to it reaches this replica instead of waiting out the ack wait.
     if (this.batch) void endPull(this.batch);
     this.pullNow();
@@ -396,6 +414,17 @@ export class NatsCommandConsumer {
    */
   get stalled(): number {
     return this.orderWaits.stalled;
+  }
+
+  /**
+   * Since when (ms since the epoch) this replica has had free slots and pulled without receiving a
+   * command (reset by every delivery, and when it pulls again after {@link resubscribe}); null while
+   * its slots are full (it asks for nothing), before {@link start} and once stopping. Read by the
+   * stuck-consumer guard (stuck-consumer.ts).
+   */
+  askingSince(): number | null {
+    if (!this.consumer || this.stopping || this.queued - this.parked >= this.concurrency) return null;
+    return this.askingFrom;
   }
 
   /**
@@ -451,8 +480,13 @@ export class NatsCommandConsumer {
     let failures = 0;
     // A closed connection (the shutdown, or the transport gave up) pulls nothing more.
     while (!this.stopping && !this.nc.isClosed()) {
-      while (this.queued - this.parked >= this.concurrency && !this.stopping) await Promise.race([this.slotFreed, this.stopRequested]);
+      while (this.queued - this.parked >= this.concurrency && !this.stopping) {
+        // Its slots full: it asks for nothing (a consumer delivering nothing to it then is no sign of a fault).
+        this.askingFrom = null;
+        await Promise.race([this.slotFreed, this.stopRequested]);
+      }
       if (this.stopping) break;
+      this.askingFrom ??= Date.now();
       try {
         await this.pull(this.concurrency - (this.queued - this.parked));
         failures = 0;
@@ -487,6 +521,7 @@ export class NatsCommandConsumer {
     if (this.stopping) void endPull(batch);
     try {
       for await (const m of batch) {
+        this.askingFrom = Date.now();
         this.held.add(m);
         this.enqueue(m);
       }
@@ -619,24 +654,8 @@ export class NatsCommandConsumer {
 
   /** Removes `earlier` from the command stream when its answer is on the results stream (see {@link stillWaiting}); true when it did. */
   private async removeIfAnswered(session: string, earlier: EarlierCommand, waitedMs: number): Promise<boolean> {
-    const address = parseCommandSubject(this.names.prefix, earlier.subject);
-    if (!address) return false;
-    const msgId = resultMessageId(
-      address.tenant,
-      address.sessionId,
-      earlier.msgId || derivedCommandId(this.names.commandStream, earlier.seq, earlier.timestampNanos),
-    );
     try {
-      const found = await findPublishedAnswer(
-        this.js,
-        this.jsm,
-        this.names.resultStream,
-        resultSubject(this.names.prefix, address.tenant, address.sessionId),
-        msgId,
-        earlier.time,
-      );
-      if (!found) return false;
-      await eraseMessage(this.jsm, this.names.commandStream, earlier.seq);
+      if (!(await this.eraseIfAnswered(earlier))) return false;
     } catch (err) {
       this.logger.warn(`command stream sequence ${earlier.seq}: cannot look up its answer or remove it from the command stream: ${(err as Error).message}`);
       return false;
@@ -645,6 +664,101 @@ export class NatsCommandConsumer {
       `command stream sequence ${earlier.seq} of session ${quoteInput(session)} was answered (its answer is on ${this.names.resultStream}) but still in the command stream after ${(waitedMs / 1000).toFixed(1)} s (its acknowledgement lost): removed from it, the session's later commands go on`,
     );
     return true;
+  }
+
+  /**
+   * Looks the answer of `command` (a message still in the command stream) up on the results stream
+   * ({@link findPublishedAnswer}) and, when it is there (the command was applied and answered: only
+   * its acknowledgement, or the stream's removal of it, was lost), deletes the command from the
+   * command stream with the erase flag. True when it did (or someone else had meanwhile); false when
+   * no answer is there, or the subject names no session (no results subject to look on).
+   * @throws the client's error when NATS is unreachable or a stream is missing.
+   */
+  private async eraseIfAnswered(command: EarlierCommand): Promise<boolean> {
+    const address = parseCommandSubject(this.names.prefix, command.subject);
+    if (!address) return false;
+    const commandId = command.msgId || derivedCommandId(this.names.commandStream, command.seq, command.timestampNanos);
+    const found = await findPublishedAnswer(
+      this.js,
+      this.jsm,
+      this.names.resultStream,
+      resultSubject(this.names.prefix, address.tenant, address.sessionId),
+      resultMessageId(address.tenant, address.sessionId, commandId),
+      command.time,
+    );
+    if (!found) return false;
+    await eraseMessage(this.jsm, this.names.commandStream, command.seq);
+    return true;
+  }
+
+  /**
+   * Removes leftovers from the command stream (newcomer ncnatsops F2): messages at or below the
+   * consumer's ack floor `ackFloor` (a stream sequence: every command up to it acknowledged or
+   * terminated, as the consumer recorded) that the work-queue stream still holds. After a
+   * nats-server crash the stream's removals can be lost while the consumer kept the
+   * acknowledgements: applied commands, their conversation text included, stay in the stream, and
+   * the consumer never delivers them again (before, one went only when a later command of its
+   * session waited behind it for an ack wait; those of a session never written again stayed for
+   * good). Each one whose answer is on the results stream is deleted with the erase flag
+   * ({@link eraseIfAnswered}), and so is one whose subject names no session (terminated: it has no
+   * results subject); one without an answer stays, with one warn line (its session's later commands
+   * wait behind it: see {@link stillWaiting}). A command is taken for a leftover only when the
+   * previous call found it at or below the ack floor too: the server advances the ack floor and
+   * removes the command in one step, which a read may fall between. At most
+   * {@link LEFTOVERS_PER_SWEEP} are looked at per call; one warn line says how many were removed.
+   * One `STREAM.MSG.GET` when there is none.
+   * Called after each check of the consumer's info (stuck-consumer.ts). Returns how many it removed;
+   * never throws (an error is logged at debug: the next check tries again).
+   */
+  removeLeftovers(ackFloor: number): Promise<number> {
+    if (ackFloor < 1 || this.orderCheckDenied || this.stopping || this.sweeping) return this.sweeping ?? Promise.resolve(0);
+    this.sweeping = this.sweepLeftovers(ackFloor).finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  private async sweepLeftovers(ackFloor: number): Promise<number> {
+    let removed = 0;
+    let from = 1;
+    const seenBefore = this.leftoversSeen;
+    this.leftoversSeen = new FinishedSequences(LEFTOVERS_PER_SWEEP);
+    try {
+      for (let looked = 0; looked < LEFTOVERS_PER_SWEEP && !this.stopping; looked++) {
+        // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj`.
+        const found = await this.jsm.streams.getMessage(this.names.commandStream, {
+          seq: from,
+          next_by_subj: `${this.names.prefix}.commands.>`,
+        } as unknown as MsgRequest);
+        if (!found || found.seq > ackFloor) break;
+        from = found.seq + 1;
+        const command: EarlierCommand = {
+          seq: found.seq,
+          subject: found.subject,
+          msgId: found.header?.get(MSG_ID_HEADER) || null,
+          time: found.time,
+          timestampNanos: storedTimestampNanos(found.timestamp),
+        };
+        this.leftoversSeen.add(command.seq, command.timestampNanos);
+        // Found there for the first time: perhaps being removed right now (looked at again at the next call).
+        if (!seenBefore.has(command.seq, command.timestampNanos)) continue;
+        if (parseCommandSubject(this.names.prefix, command.subject) === null) {
+          if (await eraseMessage(this.jsm, this.names.commandStream, command.seq)) removed++;
+        } else if (await this.eraseIfAnswered(command)) removed++;
+        else if (!this.leftoversWithoutAnswer.has(command.seq, command.timestampNanos)) {
+          this.leftoversWithoutAnswer.add(command.seq, command.timestampNanos);
+          this.logger.warn(
+            `command stream sequence ${command.seq} (${quoteInput(command.subject)}) is still in ${this.names.commandStream} though ${this.names.commandConsumer} recorded it acknowledged (at or below its ack floor ${ackFloor}), and no answer of it is on ${this.names.resultStream}: left there (JetStream will not deliver it again; its session's later commands wait behind it); remove it once checked: nats stream rmm ${this.names.commandStream} ${command.seq}`,
+          );
+        }
+      }
+    } catch (err) {
+      this.logger.debug(`removing leftovers from ${this.names.commandStream}: ${(err as Error).message}; tried again at the next check`);
+    }
+    if (removed > 0) {
+      this.logger.warn(
+        `removed ${removed} command(s) from ${this.names.commandStream} that ${this.names.commandConsumer} had recorded acknowledged (at or below its ack floor ${ackFloor}) and that were answered already: leftovers of a lost acknowledgement (a nats-server crash), erased from the stream's files`,
+      );
+    }
+    return removed;
   }
 
   /**
@@ -700,7 +814,7 @@ export class NatsCommandConsumer {
   }
 
   private async handle(m: JsMsg): Promise<void> {
-    const commandId = m.headers?.get('Nats-Msg-Id') || derivedCommandId(this.names.commandStream, m.info.streamSequence, m.info.timestampNanos);
+    const commandId = readCommandHeaders(m.headers).msgId || derivedCommandId(this.names.commandStream, m.info.streamSequence, m.info.timestampNanos);
     const started = performance.now();
     const handled = (outcome: CommandOutcome, answer?: CommandAnswer) =>
       this.onHandled({
@@ -754,7 +868,7 @@ export class NatsCommandConsumer {
             code: codeOf(answer),
             status: answer.status,
             subject: m.subject,
-            msgId: m.headers?.get('Nats-Msg-Id') || null,
+            msgId: readCommandHeaders(m.headers).msgId,
             deliveryCount: m.info.deliveryCount,
             published,
           }),
@@ -850,13 +964,16 @@ export class NatsCommandConsumer {
     try {
       for (;;) {
         // After a failed attempt, run as a redelivery: its write may have reached the store before the failure.
+        const { msgId, replyTo, replyToConflict, msgIdSpelling } = readCommandHeaders(m.headers);
         const answer = await this.executor.execute({
           subject: m.subject,
           data: m.data,
           commandId,
           redelivered: m.redelivered || attempts > 0,
-          msgId: m.headers?.get('Nats-Msg-Id') || null,
-          replyTo: m.headers?.get(REPLY_TO_HEADER) || null,
+          msgId,
+          replyTo,
+          replyToConflict,
+          msgIdSpelling,
           lifeAtArrival: this.livesOnReceipt.get(m),
         });
         attempts++;
@@ -955,11 +1072,12 @@ export class NatsCommandConsumer {
     h: MsgHdrs,
     results: { subject: string; msgId: string } | null,
   ): Promise<{ published: RejectionDestinations; storedSeq: number | null }> {
-    const replyTo = m.headers?.get(REPLY_TO_HEADER);
+    // Its name in any letter case; null when given twice with different values (the command was refused for it).
+    const { replyTo } = readCommandHeaders(m.headers);
     const published: RejectionDestinations = { results: false, replyTo: false };
-    // Never where only the service may publish (another tenant's commands, its streams, the JetStream API).
-    if (replyTo && replyToProblem(replyTo, this.replyRule) !== null) published.refusedReplyTo = replyTo;
-    else if (replyTo) {
+    // Never where only the service may publish (another tenant's commands, its streams, the JetStream API); an empty one is named too.
+    if (replyTo !== null && replyToProblem(replyTo, this.replyRule) !== null) published.refusedReplyTo = replyTo;
+    else if (replyTo !== null) {
       try {
         this.nc.publish(replyTo, payload, { headers: h });
         published.replyTo = true;

@@ -50,6 +50,31 @@ export function invalidReplyTo(replyTo: string, problem: string): NatsCommandErr
 }
 
 /**
+ * 400 `invalid_reply_to`: `Reply-To` given more than once (in one spelling or several: its name is
+ * read in any letter case) with different values, `given` each as `<name>: "<value>"`: the service
+ * would have to guess where the client waits. Nothing is applied.
+ */
+export function conflictingReplyTo(given: readonly string[]): NatsCommandError {
+  return new NatsCommandError(
+    'invalid_reply_to',
+    `Reply-To is given ${given.length} times with different values (${given.join(', ')}; header names are matched in any letter case): send one Reply-To; the command was not applied (the answer is also on the results subject)`,
+  );
+}
+
+/**
+ * 400 `invalid_command_id`: a header `spelling` that is `Nats-Msg-Id` in another letter case, and no
+ * `Nats-Msg-Id`: JetStream de-duplicates on that exact spelling only, so the command had no id for
+ * it (each copy sent would be stored and run again) and the answer would carry an id the client
+ * never chose. Nothing is applied.
+ */
+export function misspelledCommandId(spelling: string): NatsCommandError {
+  return new NatsCommandError(
+    'invalid_command_id',
+    `header ${quoteInput(spelling)} is not Nats-Msg-Id: JetStream de-duplicates commands on the header spelled exactly Nats-Msg-Id, and the service reads its command id there; send the id as Nats-Msg-Id (the command was not applied)`,
+  );
+}
+
+/**
  * 400 `invalid_command_id`: with `API_KEYS`, a `Nats-Msg-Id` that does not start with
  * `<tenant>:`, or has nothing after it (every such command would share one id: JetStream would
  * drop all but the first within its duplicate window, and the service would answer each with the

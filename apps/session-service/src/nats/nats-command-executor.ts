@@ -41,7 +41,9 @@ import { admittedOverNats } from '../commands/write-admissions';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
 import {
   NatsCommandError,
+  conflictingReplyTo,
   invalidCommandId,
+  misspelledCommandId,
   invalidReplyTo,
   invalidSubject,
   malformedBody,
@@ -64,8 +66,12 @@ export interface CommandMessage {
   redelivered: boolean;
   /** The publisher's `Nats-Msg-Id` header; absent, null or empty when it gave none. */
   msgId?: string | null;
-  /** The `Reply-To` header; absent, null or empty when none (checked by `replyToProblem`). */
+  /** The `Reply-To` header (its name in any letter case: `readCommandHeaders`); absent or null when none, `''` when given empty (refused, as any value `replyToProblem` refuses). */
   replyTo?: string | null;
+  /** Set when `Reply-To` was given more than once with different values (each `<name>: "<value>"`): refused, `invalid_reply_to`. */
+  replyToConflict?: readonly string[] | null;
+  /** Set when the headers have no `Nats-Msg-Id` but that name in another letter case (the spelling): refused, `invalid_command_id`. */
+  msgIdSpelling?: string | null;
   /**
    * The life its session was in when this replica received it ({@link NatsCommandExecutor.readLifeOnReceipt},
    * kept across its attempts here); absent: read when it is executed. An append or a policy is written in that life or refused 409 `session_erased`.
@@ -140,8 +146,9 @@ export class NatsCommandExecutor {
   /**
    * Executes `message`; never throws (every failure becomes an error answer). Checked in this
    * order, before anything is written: the subject (`invalid_subject`), its tenant
-   * (`unknown_tenant`), its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the
-   * `Nats-Msg-Id` (`invalid_command_id`), then the body as HTTP does. The answer's
+   * (`unknown_tenant`), its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`: given twice
+   * with different values, empty, or not a reply subject), `Nats-Msg-Id` (`invalid_command_id`: only
+   * a look-alike spelling of it given; keyed, not starting with the tenant), then the body as HTTP does. The answer's
    * {@link AnswerBasis} is derived from what the handler did (see {@link CommandAnswer.basis}).
    */
   async execute(message: CommandMessage): Promise<CommandAnswer> {
@@ -157,10 +164,12 @@ export class NatsCommandExecutor {
       if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant, openMode);
       stream = sessionStream(sessionKey(address.tenant, address.sessionId));
       if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
-      if (message.replyTo) {
+      if (message.replyToConflict) throw conflictingReplyTo(message.replyToConflict);
+      if (message.replyTo !== undefined && message.replyTo !== null) {
         const problem = replyToProblem(message.replyTo, this.replyRule);
         if (problem) throw invalidReplyTo(message.replyTo, problem);
       }
+      if (message.msgIdSpelling) throw misspelledCommandId(message.msgIdSpelling);
       // Keyed: `<tenant>:` and a command id after it (an empty one would be every such command's).
       const scope = `${address.tenant}:`;
       if (!openMode && message.msgId && (!message.msgId.startsWith(scope) || message.msgId === scope)) throw invalidCommandId(message.msgId, address.tenant);

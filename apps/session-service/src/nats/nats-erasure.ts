@@ -2,7 +2,9 @@
  * Removes an erased session's copies from the JetStream streams: the answers and decisions of its
  * erased life on `<prefix>.results.<tenant>.<session>` and `<prefix>.decisions.<tenant>.<session>`
  * (a compaction answer and a `CompactionCompleted` decision carry the summary text, so the
- * session's content), not those of the session written again after the erasure. Called by the
+ * session's content), not those of the session written again after the erasure, and its commands
+ * stored in the command stream before the erasure (their bodies hold its texts: leftovers a
+ * nats-server crash kept after they were applied, and commands not applied yet). Called by the
  * decisions feed ({@link DecisionFeedPublisher}) when it reaches an erasure record, before it
  * publishes that record, on every replica that follows the log:
  * removing what is already gone removes nothing, so it is idempotent.
@@ -14,7 +16,7 @@
 import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { SESSION_ERASED, erasesCopyOf, type CheckpointEvent, type ErasedRows } from '@lib/session';
 import { answerBasisOf, erasesAnswer, type AnswerBasis } from './answer-basis';
-import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
+import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, commandSubject, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
 const SEQUENCE_NOT_FOUND = 10043;
@@ -57,10 +59,28 @@ export async function eraseSubjectMessages(
   }
 }
 
-/** What {@link eraseSessionCopies} deleted: answers from the results stream, decisions from the decisions stream. */
+/** What {@link eraseSessionCopies} deleted: answers from the results stream, decisions from the decisions stream, commands from the command stream. */
 export interface ErasedCopies {
   results: number;
   decisions: number;
+  commands: number;
+}
+
+/**
+ * Deletes (erasing their bytes) the commands of session `sessionId` of `tenantId` that the command
+ * stream stored at or before `erasedAt` (the erasure record's time; the stream's times are the NATS
+ * server's clock): on `<prefix>.commands.<tenant>.<session>.*` (`*` is one token: not the commands
+ * of a session `<session>.x`). Those are leftovers of commands applied and answered whose removal a
+ * nats-server crash lost (newcomer ncnatsops F2: their bodies, the texts they appended, stayed in
+ * the stream until the session's next command), and commands published before the erasure and not
+ * applied yet (they are dropped unanswered: an HTTP append that arrived before an erasure is refused
+ * 409 `session_erased` the same way). Commands stored after it stay: the session's new life. A
+ * session id with an empty dot-separated part has no command subject: nothing to do. Returns how many it deleted.
+ * @throws the client's error when NATS is unreachable or the stream is missing.
+ */
+export async function eraseSessionCommands(jsm: JetStreamManager, names: NatsNames, tenantId: string, sessionId: string, erasedAt: Date): Promise<number> {
+  if (sessionTokens(sessionId) !== sessionId || Number.isNaN(erasedAt.getTime())) return 0;
+  return eraseSubjectMessages(jsm, names.commandStream, commandSubject(names.prefix, tenantId, sessionId, '*'), (m) => m.time.getTime() <= erasedAt.getTime());
 }
 
 /**
@@ -85,6 +105,8 @@ export interface ErasedCopies {
  *   taken by position, before the record), and those of another log, which `ofAnotherLog` tells
  *   (asked only for the other decisions; a decision published by a release that did not record its
  *   event is taken as this log's there).
+ * - commands: with `erasure.erasedAt` (the record's time), those of the session the command stream
+ *   stored at or before it ({@link eraseSessionCommands}).
  * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped), or
  *   what `ofAnotherLog` or `answerOfAnotherLog` throws.
  */
@@ -93,7 +115,7 @@ export async function eraseSessionCopies(
   names: NatsNames,
   tenantId: string,
   sessionId: string,
-  erasure: { position: bigint; rows: ErasedRows },
+  erasure: { position: bigint; rows: ErasedRows; erasedAt?: string },
   ofAnotherLog: (message: CheckpointEvent) => Promise<boolean>,
   answerOfAnotherLog: (basis: AnswerBasis) => Promise<boolean> = (basis) => ofAnotherLog({ position: basis.position, event: basis.event }),
 ): Promise<ErasedCopies> {
@@ -116,5 +138,6 @@ export async function eraseSessionCopies(
         : position < erasure.position;
     return named || (await ofAnotherLog({ position, event: m.header.get(LOG_EVENT_HEADER) || null }));
   });
-  return { results, decisions };
+  const commands = erasure.erasedAt === undefined ? 0 : await eraseSessionCommands(jsm, names, tenantId, sessionId, new Date(erasure.erasedAt));
+  return { results, decisions, commands };
 }

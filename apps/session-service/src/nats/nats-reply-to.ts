@@ -39,6 +39,7 @@ function isLiteralSubject(subject: string): boolean {
  * phrase, e.g. `is a $ subject (a NATS server API)`), for the error message and the log line.
  */
 export function replyToProblem(replyTo: string, rule: ReplyToRule): string | null {
+  if (replyTo === '') return 'is empty';
   if (!isLiteralSubject(replyTo)) return 'is not a literal subject (an empty token, a wildcard, a space or a control character)';
   if (replyTo.startsWith('$')) return 'is a $ subject (a NATS server API)';
   if (replyTo === rule.prefix || replyTo.startsWith(`${rule.prefix}.`)) return `is under "${rule.prefix}." (the service's own commands, results and decisions)`;

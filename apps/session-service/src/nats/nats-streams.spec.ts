@@ -22,7 +22,7 @@ function fakeServer(present: Set<string>) {
     streams: {
       info: async (name: string) => {
         if (!present.has(name)) throw missing('stream');
-        return { config: { name } };
+        return { config: { name, subjects: streamConfigs(names).find((c) => c.name === name)?.subjects } };
       },
       add: async (config: { name: string }) => {
         calls.push(`add ${config.name}`);

@@ -3,8 +3,9 @@
  * (every replica does this at start; creating what exists with the same settings is harmless).
  */
 import { nanos } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import type { NatsNames } from './nats-names';
+import { consumersOf, consumerTakenError, streamTakenError, WORKQUEUE_CONSUMER_TAKEN } from './nats-prefix-clash';
 
 /** How long JetStream remembers a `Nats-Msg-Id` to drop a re-published duplicate (ms). */
 export const DUPLICATE_WINDOW_MS = 2 * 60_000;
@@ -115,7 +116,10 @@ async function isThere(jsm: JetStreamManager, name: string, consumer?: string): 
  * (an earlier start with another `NATS_ACK_WAIT_MS`) is updated to `ackWaitMs` (nats-server 2.9
  * allows it); when the server refuses, the consumer keeps its own, which is what then applies
  * (the result says which, for the caller's one warn line).
- * @throws the server's error when a name is taken with other subjects.
+ * @throws ConfigurationError (`NATS_PREFIX`) when a stream of these names exists with other subjects
+ *   (another deployment whose prefix differs only in case or `-`/`_`: {@link streamTakenError}), or
+ *   JetStream refuses the consumer because the command stream has another one without a filter
+ *   ({@link consumerTakenError}); the server's error for anything else it refuses.
  */
 export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number, options: EnsureOptions = {}): Promise<AckWaitCheck> {
   const settleMs = options.settleMs ?? 0;
@@ -126,23 +130,35 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ack
   }
   const created: string[] = [];
   for (const config of streamConfigs(names)) {
+    let subjects: readonly string[];
     try {
-      await jsm.streams.info(config.name);
+      subjects = (await jsm.streams.info(config.name)).config.subjects ?? [];
     } catch {
       await jsm.streams.add(config);
       created.push(config.name);
+      continue;
     }
+    // Found: made for this prefix, or another deployment's of the same stream name (its prefix differing in case or -/_)?
+    const expected = config.subjects![0];
+    if (!subjects.includes(expected)) throw streamTakenError(names, config.name, expected, subjects, await consumersOf(jsm, config.name));
   }
   let found: number;
   try {
     found = ackWaitMsOf((await jsm.consumers.info(names.commandStream, names.commandConsumer)).config.ack_wait ?? 0);
   } catch {
-    await jsm.consumers.add(names.commandStream, {
-      durable_name: names.commandConsumer,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(ackWaitMs),
-    });
+    try {
+      await jsm.consumers.add(names.commandStream, {
+        durable_name: names.commandConsumer,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: nanos(ackWaitMs),
+      });
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.code === WORKQUEUE_CONSUMER_TAKEN) {
+        throw consumerTakenError(names, await consumersOf(jsm, names.commandStream), err.message);
+      }
+      throw err;
+    }
     created.push(names.commandConsumer);
     return { configured: ackWaitMs, found: null, inEffect: ackWaitMs, refusal: null, created };
   }

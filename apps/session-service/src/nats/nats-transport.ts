@@ -18,6 +18,10 @@
  * when {@link NATS_MAX_PINGS_OUT} pings are unanswered at the next (a frozen or partitioned server);
  * after every reconnect, and when the consumer or the feed meets a stream or the consumer missing,
  * whatever the server lost (an empty store) is created again ({@link NatsTransport.ensureAgain}).
+ * Every `NATS_CONSUMER_STUCK_MS` / 5 (1–10 s) it reads the command consumer's info
+ * ({@link StuckConsumerGuard}): a consumer that delivers nothing while commands are pending is
+ * reported (`/health` degraded, `/metrics`, one error line) and re-created, and commands the
+ * consumer recorded acknowledged that the stream still holds are removed (`removeLeftovers`).
  *
  * Nothing at start waits for the event store: a replica started while it does not answer (a
  * PostgreSQL outage or failover) starts with its feed paused and retrying, and holds the commands
@@ -33,7 +37,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
 import { COMMAND_EVENT_STORE, EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
@@ -45,7 +49,8 @@ import { ServiceMetrics } from '../observability/metrics';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 import { countNatsCommands } from '../observability/nats-command-metrics';
 import { natsNames } from './nats-names';
-import { ackWaitLine, ensureStreams, settleMsFor, type EnsureCause } from './nats-streams';
+import { ackWaitLine, ensureStreams, isMissingStreamError, settleMsFor, STREAM_SETTLE_MS, type EnsureCause } from './nats-streams';
+import { StuckConsumerGuard, type StuckConsumerState } from './stuck-consumer';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer, UNSTORED_REDELIVERY } from './nats-command-consumer';
 import { isNatsServerUnavailable, natsConnectError, natsSetUpError } from './nats-connect-error';
@@ -104,6 +109,12 @@ export interface NatsTransportState {
    * 1 s, 2 s, … up to 60 s apart (`UNSTORED_REDELIVERY`), each redelivery answering again live. 0 before the consumer starts.
    */
   commandsUnstored: number;
+  /**
+   * The durable command consumer as this replica's periodic checks of its info find it
+   * (stuck-consumer.ts): commands pending (never delivered), how long it has delivered none while
+   * some are pending, and, while it is found stuck, what was found and done. Null before the consumer starts.
+   */
+  commandConsumer: StuckConsumerState | null;
 }
 
 /** A promise of a number and the function that resolves it (the first call wins). */
@@ -118,6 +129,8 @@ function abandonment(): { promise: Promise<number>; resolve: (afterMs: number) =
 export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutdown {
   private nc: NatsConnection | null = null;
   private consumer: NatsCommandConsumer | null = null;
+  /** Checks the command consumer's info: a stuck consumer is reported and re-created (null before the consumer starts). */
+  private stuckGuard: StuckConsumerGuard | null = null;
   private feed: DecisionFeedPublisher | null = null;
   private readonly logger = new Logger('Nats');
   private connection: NatsConnectionState = 'connecting';
@@ -300,6 +313,65 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       void this.ensureAgain(`the command consumer found ${/^[a-z_]+$/.test(what) ? what.replace(/_/g, ' ') : what}`, 'met-missing');
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
+    const consumer = this.consumer;
+    this.stuckGuard = new StuckConsumerGuard({
+      stream: names.commandStream,
+      consumer: names.commandConsumer,
+      stuckAfterMs: config.natsConsumerStuckMs,
+      readInfo: () => {
+        // While the connection is lost the server's view is unknown (the quiet time counts again once back).
+        if (this.connection !== 'connected' || this.ensuring) return Promise.reject(new Error('NATS not connected, or streams being re-created'));
+        return jsm.consumers.info(names.commandStream, names.commandConsumer);
+      },
+      askingSince: () => consumer.askingSince(),
+      recreate: (seen) => this.recreateStuckConsumer(jsm, seen),
+      onChecked: async (info) => void (await consumer.removeLeftovers(info.ack_floor.stream_seq)),
+      onRecreated: () => this.metrics.natsCommandConsumerRecreations.inc(),
+      log: this.logger,
+    });
+    this.stuckGuard.start();
+  }
+
+  /**
+   * Re-creates the command consumer the stuck-consumer guard found stuck (stuck-consumer.ts), the
+   * remedy that worked (newcomer ncnatsops F1): after a random wait of up to 1 s (replicas finding it
+   * stuck at the same check do not all act at once), reads its info again and, only when the server
+   * still has the consumer `seen` shows (same `created`) and it has delivered nothing since (same
+   * `delivered.consumer_seq`), deletes it, waits {@link STREAM_SETTLE_MS} (as for a consumer met
+   * missing), creates it again with `seen`'s configuration (unless another replica did meanwhile)
+   * and pulls again at once. A consumer another replica re-created, or one delivering again, is left
+   * alone (false). One at a time with the re-creation of missing streams ({@link ensureAgain}, which
+   * the pull's `409 Consumer Deleted` joins).
+   * @throws the server's error when the deletion or the creation fails (e.g. the NATS user may not delete the consumer).
+   */
+  private async recreateStuckConsumer(jsm: JetStreamManager, seen: ConsumerInfo): Promise<boolean> {
+    const names = natsNames(this.config.natsPrefix);
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
+    if (this.ensuring || this.stopping || this.connection !== 'connected') return false;
+    let recreated = false;
+    const run = (async () => {
+      let now: ConsumerInfo;
+      try {
+        now = await jsm.consumers.info(names.commandStream, names.commandConsumer);
+      } catch (err) {
+        // Deleted by another replica (or gone with its stream): re-created by whoever meets it missing.
+        if (isMissingStreamError(err)) return;
+        throw err;
+      }
+      if (String(now.created) !== String(seen.created) || now.delivered.consumer_seq !== seen.delivered.consumer_seq) return;
+      await jsm.consumers.delete(names.commandStream, names.commandConsumer);
+      await new Promise((resolve) => setTimeout(resolve, STREAM_SETTLE_MS));
+      try {
+        await jsm.consumers.info(names.commandStream, names.commandConsumer);
+      } catch {
+        await jsm.consumers.add(names.commandStream, { ...seen.config });
+      }
+      recreated = true;
+      await this.consumer?.resubscribe().catch((err: Error) => this.logger.warn(`NATS command consumer: pulling again failed: ${err.message}`));
+    })();
+    this.ensuring = run.catch(() => undefined).finally(() => (this.ensuring = null));
+    await run;
+    return recreated;
   }
 
   /**
@@ -363,6 +435,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       commandsRetrying: this.consumer?.retrying ?? 0,
       commandsStalled: this.consumer?.stalled ?? 0,
       commandsUnstored: unstored.count,
+      commandConsumer: this.stuckGuard?.state() ?? null,
     };
   }
 
@@ -382,6 +455,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         const downMs = Date.now() - Date.parse(this.since);
         this.enter('connected');
         this.logger.log(`NATS connection back (server ${status.server}) after ${downMs} ms`);
+        // What the consumer delivered while away is unknown: its quiet time counts again from now.
+        this.stuckGuard?.reset();
         // The server may be back without its streams (an empty store): re-created if so.
         void this.ensureAgain('after a reconnect', 'reconnect');
       } else if (status.type === 'close') this.enter('closed');
@@ -434,6 +509,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       );
       await this.nc.close();
     }
+    await this.stuckGuard?.stop();
     await this.consumer?.stop();
     await this.feed?.stop();
     if (this.nc && !this.nc.isClosed()) await this.nc.drain();

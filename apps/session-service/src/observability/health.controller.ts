@@ -73,7 +73,7 @@ export class HealthController {
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
-    const { connection, since, error, decisionFeed: feed, commandsRetrying, commandsStalled, commandsUnstored } = this.nats.state();
+    const { connection, since, error, decisionFeed: feed, commandsRetrying, commandsStalled, commandsUnstored, commandConsumer } = this.nats.state();
     return {
       connection,
       since,
@@ -96,6 +96,13 @@ export class HealthController {
       commandsRetrying,
       commandsStalled,
       commandsUnstored,
+      commandConsumer: commandConsumer && {
+        pending: commandConsumer.pending,
+        idleSeconds: commandConsumer.idleSeconds,
+        stuck: commandConsumer.stuck,
+        recreated: commandConsumer.recreated,
+        lastRecreatedAt: commandConsumer.lastRecreatedAt,
+      },
     };
   }
 
@@ -130,8 +137,14 @@ export class HealthController {
     }
     const lastWriteError = this.writes.lastWriteError();
     const damaged = this.damage.damaged();
+    const nats = this.natsHealth(head);
     const body: z.output<typeof HealthSchema> = {
-      status: storeError || projector.offLog || damaged || projector.readModelsFull ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
+      status:
+        storeError || projector.offLog || damaged || projector.readModelsFull
+          ? 'unavailable'
+          : lastWriteError || nats?.commandConsumer?.stuck
+            ? 'degraded'
+            : 'ok',
       // Which build answers (build-identity.ts): a rolling upgrade's replicas told apart.
       version: this.config.build.version,
       commit: this.config.build.commit,
@@ -148,8 +161,8 @@ export class HealthController {
       autoCompactionsBackingOff: this.scheduler.backingOff,
       summarizer: { lastFailure: this.failures.lastFailure() },
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
-      // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away.
-      nats: this.natsHealth(head),
+      // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away (a stuck command consumer makes it degraded).
+      nats,
     };
     res.status(200);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
@@ -225,8 +238,11 @@ export class HealthController {
     this.metrics.readModelsFull.set(this.projector.readModelsFull() === null ? 0 : 1);
     this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
-      const { connection, decisionFeed, commandsRetrying, commandsStalled, commandsUnstored } = this.nats.state();
+      const { connection, decisionFeed, commandsRetrying, commandsStalled, commandsUnstored, commandConsumer } = this.nats.state();
       this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);
+      this.metrics.natsCommandsPending.set(commandConsumer?.pending ?? 0);
+      this.metrics.natsCommandsPendingIdle.set(commandConsumer?.idleSeconds ?? 0);
+      this.metrics.natsCommandConsumerStuck.set(commandConsumer?.stuck ? 1 : 0);
       this.metrics.natsCommandsRetrying.set(commandsRetrying);
       this.metrics.natsCommandsStalled.set(commandsStalled);
       this.metrics.natsCommandsUnstored.set(commandsUnstored);

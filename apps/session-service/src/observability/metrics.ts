@@ -113,17 +113,41 @@ export class ServiceMetrics {
     'nats_commands_retrying',
     "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
   );
-  /** With NATS_URL: commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream. */
+  /** With NATS_URL: commands applied and answered live but left for redelivery because the results stream did not store their answer. */
   readonly natsCommandsUnstored = gauge(
     null,
     'nats_commands_unstored',
     'With NATS_URL: NATS commands applied and answered live but left for redelivery because the results stream did not store their answer (full, missing): redelivered 1 s, 2 s, ... up to 60 s apart; see /health nats.error',
   );
-
+  /** With NATS_URL: commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream. */
   readonly natsCommandsStalled = gauge(
     null,
     'nats_commands_stalled',
     'With NATS_URL: NATS commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream (each logged once at warn); an earlier command whose answer is published already is removed from the stream',
+  );
+  /** With NATS_URL: commands in the command stream the durable consumer has not delivered yet (its `num_pending`), at this replica's last check of it. */
+  readonly natsCommandsPending = gauge(
+    null,
+    'nats_commands_pending',
+    "With NATS_URL: NATS commands in the command stream not yet delivered to any replica (the durable consumer's num_pending), as this replica's last check of the consumer found them (every NATS_CONSUMER_STUCK_MS / 5, 1 to 10 s)",
+  );
+  /** With NATS_URL: while commands are pending, seconds the durable consumer has delivered none (0 when none is pending). */
+  readonly natsCommandsPendingIdle = gauge(
+    null,
+    'nats_commands_pending_idle_seconds',
+    "With NATS_URL: while NATS commands are pending, seconds the durable command consumer has delivered none (to any replica), as this replica's checks found; 0 when none is pending. With a replica asking for commands, past NATS_CONSUMER_STUCK_MS the consumer is taken as stuck (nats_command_consumer_stuck) and re-created",
+  );
+  /** With NATS_URL: 1 while this replica finds the durable command consumer stuck (commands pending, none delivered for NATS_CONSUMER_STUCK_MS), else 0. */
+  readonly natsCommandConsumerStuck = gauge(
+    null,
+    'nats_command_consumer_stuck',
+    'With NATS_URL: 1 while this replica finds the durable command consumer stuck (commands pending, none delivered for NATS_CONSUMER_STUCK_MS while the replica asked for them; /health nats.commandConsumer.stuck says what was done), until it is seen delivering again; else 0',
+  );
+  /** With NATS_URL: times this replica re-created the durable command consumer because it was stuck. */
+  readonly natsCommandConsumerRecreations = counter(
+    null,
+    'nats_command_consumer_recreations_total',
+    'With NATS_URL: times this replica deleted and re-created the durable command consumer because it was stuck',
   );
   /**
    * With NATS_URL: NATS commands this replica handled, once per delivery it started, by `kind`
@@ -257,6 +281,10 @@ export class ServiceMetrics {
       this.natsCommandsRetrying,
       this.natsCommandsStalled,
       this.natsCommandsUnstored,
+      this.natsCommandsPending,
+      this.natsCommandsPendingIdle,
+      this.natsCommandConsumerStuck,
+      this.natsCommandConsumerRecreations,
       this.natsCommands,
       this.natsCommandsRedelivered,
       this.natsCommandDuration,
