@@ -4,6 +4,7 @@
  * 0.5 s in `JSON.parse` alone, before any validation could refuse it; this scan refuses it first,
  * in linear time and without allocating.
  */
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-text-codes';
 
 /**
  * Most nesting levels of arrays and objects in a request body. Far above what any field allows
@@ -19,13 +20,6 @@ export class BodyTooDeepError extends Error {
     this.name = 'BodyTooDeepError';
   }
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACKET = 0x5b;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
 
 /** Whether `buffer` holds more than `limit` bytes `[` and `{` in all (native byte searches, ~1 ms per 3 MB). */
 function opensMoreThan(buffer: Buffer, limit: number): boolean {

@@ -14,6 +14,7 @@
  */
 import { quoteInput } from '@lib/compaction';
 import { lineAndColumn } from './json-syntax-error';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-text-codes';
 
 /** A member name given twice in one object of a JSON text (see {@link findDuplicateMember}). */
 export interface DuplicateMember {
@@ -33,15 +34,6 @@ export interface DuplicateMember {
   /** Line and column of the first member of that name in the same object. */
   first: { line: number; column: number };
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /**
  * Offset of the quote closing the JSON string whose opening quote is at `open` in `text`; -1 when
