@@ -86,10 +86,18 @@ async function readBackToDecision(store: EventStore, stream: string, upTo: bigin
       if (snapshotOf(e)) return { decision: e, tail: tail.reverse() };
       tail.push(e);
     }
-    if (page.length < pageSize) break;
-    const last = page[page.length - 1].revision;
-    if (last === 0n) break;
-    from = last - 1n;
+    if (typeof from === 'bigint') {
+      // Bounded: a short page only says the range held fewer events (it began past the stream's
+      // head, or below the first revision of the session's life), not that none lie below it.
+      const floor = bound.toRevision!;
+      if (floor === 0n) break;
+      from = floor - 1n;
+    } else {
+      if (page.length < pageSize) break;
+      const last = page[page.length - 1].revision;
+      if (last === 0n) break;
+      from = last - 1n;
+    }
     pageSize = Math.min(MAX_PAGE, pageSize * 2);
     sinceTurn += page.length;
     if (sinceTurn >= STREAM_PAGE) {
