@@ -21,6 +21,10 @@ module.exports = {
   // is one: every file in turn, in jest's own process). Most files wait on child processes, servers and timers:
   // on 2 cores the whole run took about 12 minutes with 2 workers against 30 in turn (2026-12-04), all passing.
   maxWorkers: Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1),
+  // A worker runs hundreds of files in turn and its heap grows with them: one reached V8's 4 GB limit after
+  // 19 minutes (2026-12-05, "JavaScript heap out of memory", its file failed). A worker over 1 GB after a file is
+  // replaced by a fresh one.
+  workerIdleMemoryLimit: '1GB',
   // watchman can hang in sandboxes without it; node's crawler is fast enough for this tree.
   watchman: false,
   // Per-test limit; suites that spawn processes or replay conversations set their own with jest.setTimeout.
