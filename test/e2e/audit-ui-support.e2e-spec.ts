@@ -332,6 +332,36 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#page-error').innerText()).not.toContain('with the key in use');
   });
 
+  // The full run's /ui tests timed out on a race: a key stored while /health answered slowly was removed by the prompt.
+  it('uses a key stored while /health is still answering and keeps it: the first read does not prompt over it', async () => {
+    const key = 'sup-key-5e6f7a8b';
+    const keyed = await startListeningService({ env: { API_KEYS: `${key}:tenantA` } });
+    const tab = await browser.newPage();
+    try {
+      const path = { sessionId: 'sup-slow-health' };
+      await keyed.client(key).POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ type: 'user', text: 'hi' }] } });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await tab.route('**/health', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await tab.goto(`${keyed.baseUrl}/ui#/`);
+      await tab.evaluate(`sessionStorage.setItem('session-audit.apiKey', '${key}')`);
+      release();
+      await tab.locator('#mode', { hasText: 'api-keys' }).waitFor({ timeout: 10_000 });
+      await tab.locator('#sessions tr[data-session="sup-slow-health"]').waitFor({ timeout: 10_000 });
+      expect(await tab.locator('#key-prompt').count()).toBe(0);
+      expect(await tab.evaluate("sessionStorage.getItem('session-audit.apiKey')")).toBe(key);
+      expect(await tab.locator('#key-in-use').innerText()).toBe('key in use: …7a8b');
+      await tab.goto(`${keyed.baseUrl}/ui#/s/sup-slow-health`);
+      await tab.locator('#timeline').waitFor({ timeout: 10_000 });
+    } finally {
+      await tab.close();
+      await keyed.stop();
+    }
+  });
+
   // ncsupport F10: "based on revision 18" beside "Before: … (revision 22)" was not explained.
   it('explains "based on revision" of a pass re-based onto appends made while its summarizer ran, and marks them in Before', async () => {
     const summarizer = new ControlledSummarizer();

@@ -3442,9 +3442,16 @@ async function render(reread = false, goTo) {
   // No key yet and the service needs one (/health says so, without a key): the prompt at once, not after a /v1 read
   // answered 401, which the browser logs as a failed request in its console on every first visit. Once /health said
   // open mode, routes are read without waiting for it (a service restarted with keys answers 401: the prompt too).
+  // A key stored while /health was answering (the prompt of another render, a script) is used, not removed by
+  // the prompt: the check is made again after the wait.
   if (!sessionStorage.getItem(KEY_STORAGE) && lastMode !== 'open (no API keys configured)' && (await mode) === 'api-keys') {
-    if (isCurrent()) showKeyPrompt('this service needs an API key');
-    return;
+    if (!sessionStorage.getItem(KEY_STORAGE)) {
+      if (isCurrent()) showKeyPrompt('this service needs an API key');
+      return;
+    }
+    if (!isCurrent()) return;
+    forget.hidden = false;
+    showKeyInUse();
   }
   const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
   /** @type {string | Array<Node | string>} */
