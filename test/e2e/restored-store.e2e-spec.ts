@@ -148,12 +148,12 @@ describeUnlessSkipped(skipReason, 'a PostgreSQL store restored from an older bac
     const env = { DATABASE_URL: db.url };
     await writeAndStop(() => startService({ dataDir: replica, env }), 'a', 1, 'm');
     const dump = path.join(root, 'backup.dump');
-    execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, db.url]); // the backup
+    execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, db.url], { timeout: 120_000 }); // the backup
     await writeAndStop(() => startService({ dataDir: replica, env }), 'lost', 5, 'm'); // read models reach position 6
     // The restore: the database again from the dump; another replica (its own DATA_DIR) writes to it.
     await admin(`DROP DATABASE ${db.name} WITH (FORCE)`);
     await admin(`CREATE DATABASE ${db.name}`);
-    execFileSync('pg_restore', ['--no-owner', `--dbname=${db.url}`, dump]);
+    execFileSync('pg_restore', ['--no-owner', `--dbname=${db.url}`, dump], { timeout: 120_000 });
     await writeAndStop(() => startService({ dataDir: path.join(root, 'other'), env }), 'fresh', 8, 'f'); // log head 9
 
     await expect(startService({ dataDir: replica, env })).rejects.toThrow(REFUSAL);

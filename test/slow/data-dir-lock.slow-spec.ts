@@ -62,6 +62,7 @@ describe('one service process per DATA_DIR', () => {
         cwd: REPO_ROOT,
         env: { ...process.env, DATA_DIR: dir },
         encoding: 'utf8',
+        timeout: 120_000, // a synchronous child that hangs would hold the jest worker past every test timeout
       },
     );
     expect(rebuild.status).toBe(2);

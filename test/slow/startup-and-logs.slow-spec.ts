@@ -213,6 +213,7 @@ describe('start-up mode and logs of a real process', () => {
         cwd: REPO_ROOT,
         env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, DATA_DIR: missing },
         encoding: 'utf8',
+        timeout: 120_000,
       },
     );
     expect({ status: rebuild.status, stderr: rebuild.stderr }).toEqual({
@@ -242,6 +243,7 @@ describe('start-up mode and logs of a real process', () => {
           REBUILD_PAGE_SIZE: '1',
         },
         encoding: 'utf8',
+        timeout: 120_000,
       },
     );
     expect({ status: rebuild.status, stderr: rebuild.stderr }).toEqual({ status: 0, stderr: '' });
@@ -264,7 +266,12 @@ describe('start-up mode and logs of a real process', () => {
       spawnSync(
         process.execPath,
         ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
-        { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, ...env }, encoding: 'utf8' },
+        {
+          cwd: REPO_ROOT,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, ...env },
+          encoding: 'utf8',
+          timeout: 120_000,
+        },
       );
     const store = SqliteEventStore.open(eventsFile);
     await store.appendToStream('session-default.s0', [{ id: '3f1c1a8e-0000-4000-8000-0000000000f6', type: 'T', data: {} }]);

@@ -141,6 +141,7 @@ describe('TokenCountingPool', () => {
       cwd: repoRoot,
       env: { ...process.env, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT ?? path.join(repoRoot, 'tsconfig.json') },
       encoding: 'utf8',
+      timeout: 120_000,
     });
     expect(JSON.parse(out)).toEqual([]);
   }, 60_000);
