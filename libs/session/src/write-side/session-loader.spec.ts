@@ -17,7 +17,7 @@ import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
-import { loadSessionWindow } from './session-loader';
+import { foldSessionUpTo, loadSessionWindow } from './session-loader';
 import { SessionStateCache } from './session-state-cache';
 
 /** Replies with a summary, or fails, as the test's script says. */
@@ -250,5 +250,52 @@ describe('session state loading', () => {
     expect(state.active.size).toBe(10);
     expect(total).toBeGreaterThan(250);
     expect(read()).toBeLessThanOrEqual(32 + 10 + 2);
+  });
+
+  // Full CI run (bad-input e2e): time travel to a revision far past the head walked down one empty page of
+  // 1,024 revisions at a time, never giving the event loop a turn (the jest worker spun until CI's time ran out).
+  it('reads a few pages for a revision far past the head, and for one after the erased revisions of an earlier life', async () => {
+    const key = sessionKey('t', 'far');
+    const cache = new SessionStateCache(store);
+    const append = new AppendSessionEventsHandler(store, cache, { publish: () => undefined } as unknown as EventBus);
+    for (let n = 0; n < 3; n++)
+      await append.execute(
+        new AppendSessionEventsCommand(
+          't',
+          'far',
+          turnEvents(n, { kind: 'turn', toolCalls: 0, openCall: false, system: false }).map((event) => ({ event })),
+        ),
+      );
+    const whole = (await loadSessionWindow(store, key))!;
+    let calls = 0;
+    const counting: EventStore = Object.create(store);
+    counting.readStream = async (stream, options) => {
+      if (++calls > 50) throw new Error(`readStream called ${calls} times for a ${whole.active.size}-event session`);
+      return store.readStream(stream, options);
+    };
+    for (const upTo of [2n ** 62n, 2n ** 20n, 4096n]) {
+      calls = 0;
+      const state = (await foldSessionUpTo(counting, sessionStream(key), upTo))!;
+      expect(orderedWindow(state).map((e) => e.event.id)).toEqual(orderedWindow(whole).map((e) => e.event.id));
+      expect(calls).toBeLessThanOrEqual(2);
+    }
+    // A second life after an erasure (its revisions continue after the erased ones): read at and past its head.
+    await store.deleteStream(sessionStream(key));
+    await append.execute(
+      new AppendSessionEventsCommand(
+        't',
+        'far',
+        turnEvents(9, { kind: 'turn', toolCalls: 0, openCall: false, system: false }).map((event) => ({ event })),
+      ),
+    );
+    const second = (await loadSessionWindow(store, key))!;
+    const head = (await store.readStream(sessionStream(key), { direction: 'backwards', fromRevision: 'end', maxCount: 1 }))[0].revision;
+    expect(second.active.size).toBeGreaterThan(0);
+    for (const upTo of [head, head + 1n, 2n ** 62n]) {
+      calls = 0;
+      const state = (await foldSessionUpTo(counting, sessionStream(key), upTo))!;
+      expect(orderedWindow(state).map((e) => e.event.id)).toEqual(orderedWindow(second).map((e) => e.event.id));
+      expect(calls).toBeLessThanOrEqual(2);
+    }
   });
 });

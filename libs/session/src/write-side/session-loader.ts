@@ -26,10 +26,6 @@ import { STREAM_PAGE, visitStreamUpTo } from './stream-in-pages';
 const FIRST_PAGE = 32;
 const MAX_PAGE = 1024;
 
-function maxOf(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
 function snapshotOf(e: RecordedEvent): SessionSnapshot | null {
   if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
   return (e.data as { checkpoint?: SessionSnapshot }).checkpoint ?? null;
@@ -77,27 +73,19 @@ async function readBackToDecision(store: EventStore, stream: string, upTo: bigin
   let pageSize = FIRST_PAGE;
   let sinceTurn = 0;
   for (;;) {
-    if (typeof from === 'bigint' && from < 0n) break;
-    // A session stream's revisions follow each other within its life (an erasure deletes them all), so a
-    // page from a revision ends `pageSize - 1` below it: bounded there, a store reads that range only.
-    const bound = typeof from === 'bigint' ? { toRevision: maxOf(0n, from - BigInt(pageSize) + 1n) } : {};
-    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: pageSize, ...bound });
+    // Not bounded below: a page holds the `pageSize` events at or below `from` whatever gaps lie between (a
+    // revision past the head, the erased revisions before a session's current life), so a short page is the
+    // stream's start. (A page bounded to `pageSize` revisions walked down from a revision asked far past the
+    // head one empty page at a time, 2^62 / 1024 reads without a turn for the event loop.)
+    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: pageSize });
     for (const e of page) {
       if (snapshotOf(e)) return { decision: e, tail: tail.reverse() };
       tail.push(e);
     }
-    if (typeof from === 'bigint') {
-      // Bounded: a short page only says the range held fewer events (it began past the stream's
-      // head, or below the first revision of the session's life), not that none lie below it.
-      const floor = bound.toRevision!;
-      if (floor === 0n) break;
-      from = floor - 1n;
-    } else {
-      if (page.length < pageSize) break;
-      const last = page[page.length - 1].revision;
-      if (last === 0n) break;
-      from = last - 1n;
-    }
+    if (page.length < pageSize) break;
+    const last = page[page.length - 1].revision;
+    if (last === 0n) break;
+    from = last - 1n;
     pageSize = Math.min(MAX_PAGE, pageSize * 2);
     sinceTurn += page.length;
     if (sinceTurn >= STREAM_PAGE) {
