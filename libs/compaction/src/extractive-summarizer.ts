@@ -342,12 +342,30 @@ interface ExtractedParts {
   eventLines: string[];
 }
 
+/**
+ * The `- text` lines of the user messages among `events` (formatted lines, oldest first; text with
+ * whitespace runs collapsed), oldest first, where N > 1 user messages in a row give the same text
+ * one line `- (×N) text` (`next` sent 57 times between the answers: one line, not 57). Messages in a
+ * row: no other user message between them (the assistant's answers and tool results may be).
+ */
+function userLinesOf(events: readonly string[]): string[] {
+  const runs: Array<{ text: string; times: number }> = [];
+  for (const t of events) {
+    if (!t.startsWith('User: ')) continue;
+    const text = t.slice('User: '.length).replace(/\s+/g, ' ').trim();
+    const last = runs[runs.length - 1];
+    if (last?.text === text) last.times++;
+    else runs.push({ text, times: 1 });
+  }
+  return runs.map(({ text, times }) => (times > 1 ? `- (×${times}) ${text}` : `- ${text}`));
+}
+
 function extractParts(request: SummaryRequest): ExtractedParts {
   const events = request.toSummarize;
   return {
     header: `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`,
     previous: mergePreviousSummaries(request.currentSummaries),
-    userLines: events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`),
+    userLines: userLinesOf(events),
     tools: [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)),
     artefacts: collectArtefacts(events).slice(0, MAX_ARTEFACTS + 1),
     lastLines: events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`),
