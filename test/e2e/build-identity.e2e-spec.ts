@@ -2,7 +2,8 @@
  * Which build runs (operator finding: neither `/health` nor `/metrics` said, package.json saying 0.1.0):
  * `/health` has `version` (the service's package.json) and `commit` (BUILD_COMMIT, else the checkout's
  * `.git` HEAD, else `unknown`), and `/metrics` the conventional build-info gauge,
- * `session_service_build_info{version, commit, node_version} 1`. Both open without an API key.
+ * `session_service_build_info{version, commit, node_version} 1`. Both open without an API key. The
+ * OpenAPI document's `info.version` is the same release (it was the literal 0.1.0 whatever ran).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,5 +53,21 @@ describe('build identity in /health and /metrics', () => {
     const expected = gitHead();
     expect((await h.http().get('/health')).body).toMatchObject({ version: VERSION, commit: expected, mode: 'open (no API keys configured)' });
     expect((await h.http().get('/metrics')).text).toMatch(new RegExp(`^session_service_build_info\\{.*commit="${expected}".*\\} 1$`, 'm'));
+  });
+
+  it("the OpenAPI document's info.version is the release /health reports, whatever it is (it was the literal 0.1.0)", async () => {
+    const h = await startService();
+    harnesses.push(h);
+    const health = await h.http().get('/health');
+    const document = await h.http().get('/docs/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body.info.version).toBe(health.body.version);
+    expect(health.body.version).toBe(VERSION);
+    // Another release than package.json's (as a service whose package.json cannot be read reports "unknown"):
+    // both follow it, so the document cannot carry a constant of its own.
+    const other = await startService({ configure: (config) => ({ ...config, build: { ...config.build, version: '9.8.7-rc.1' } }) });
+    harnesses.push(other);
+    expect((await other.http().get('/health')).body.version).toBe('9.8.7-rc.1');
+    expect((await other.http().get('/docs/openapi.json')).body.info.version).toBe('9.8.7-rc.1');
   });
 });

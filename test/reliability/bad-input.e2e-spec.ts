@@ -912,6 +912,18 @@ const CASES: BadRequest[] = [
       /^strategy\.dryRun: unknown field "dryRun": a policy has no dry run: "dryRun" is a field of a compaction request only \(POST \/v1\/sessions\/\{sessionId\}\/compactions, NATS compact\); remove it/,
     parameter: 'strategy.dryRun',
   },
+  // Was the generic `dryRun: unknown field "dryRun": remove it`.
+  {
+    name: 'policy: dryRun beside the strategy (a policy has no dry run)',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: { type: 'turn-window', maxTurns: 3 }, dryRun: true },
+    status: 400,
+    code: 'validation_failed',
+    mentions:
+      /^dryRun: unknown field "dryRun": a policy has no dry run: "dryRun" is a field of a compaction request only \(POST \/v1\/sessions\/\{sessionId\}\/compactions, NATS compact\); remove it/,
+    parameter: 'dryRun',
+  },
   { name: 'policy: broken JSON', method: 'put', path: `${S}/policy`, raw: '{"strategy": ', status: 400, code: 'malformed_json', mentions: /JSON/ },
   {
     name: 'policy: strategy with zero keepTurns',

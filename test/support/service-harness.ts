@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import request from 'supertest';
 import type { SummaryRequest } from '@lib/compaction';
-import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
+import { loadServiceConfig, type ServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { SessionProjector, type Summarizer, type SummarizerOutcome } from '@lib/session';
 
@@ -38,6 +38,8 @@ export interface HarnessOptions {
   dataDir?: string;
   env?: Record<string, string>;
   summarizer?: Summarizer;
+  /** Changes the configuration loaded from `env` before the service starts (e.g. another `build`, which no variable sets). */
+  configure?: (config: ServiceConfig) => ServiceConfig;
 }
 
 /** Starts a service on `options.dataDir` (a new temp dir by default). */
@@ -53,7 +55,8 @@ export async function startService(options: HarnessOptions = {}): Promise<Harnes
     DATABASE_URL: undefined,
     ...options.env,
   };
-  const service = await createSessionService(loadServiceConfig(env), { quiet: true, summarizer: options.summarizer, env: {} });
+  const config = loadServiceConfig(env);
+  const service = await createSessionService(options.configure ? options.configure(config) : config, { quiet: true, summarizer: options.summarizer, env: {} });
   const server = service.app.getHttpServer();
   return {
     service,

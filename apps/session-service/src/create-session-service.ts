@@ -323,7 +323,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     allowedPath: (pathName) => isUiFile(pathName),
   });
   answerFavicon(fastify);
-  const document = buildOpenApiDocument(app);
+  const document = buildOpenApiDocument(app, config.build);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   try {
     await app.init();

@@ -824,7 +824,7 @@ export interface components {
                     reason: string;
                 } | null;
             };
-            /** @description the service's release running (version of its package.json, e.g. 0.1.0); unknown when it cannot be read */
+            /** @description the service's release running (version of its package.json, e.g. 0.1.0; also this document's info.version); unknown when it cannot be read */
             version: string;
         };
         /** @description A page of a session's full log */

@@ -716,6 +716,45 @@ describe("dryRun sent in a policy's strategy or trigger is told that a policy ha
     expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter, message });
   });
 
+  // Before: `dryRun: unknown field "dryRun": remove it`, the generic answer, while inside the strategy it got the advice above.
+  const topLevel: Array<[body: Record<string, unknown>, parameter: string, message: string]> = [
+    [{ strategy: { type: 'turn-window', maxTurns: 3 }, dryRun: true }, 'dryRun', `dryRun: unknown field "dryRun": ${advice}`],
+    [{ strategy: null, dryRun: false }, 'dryRun', `dryRun: unknown field "dryRun": ${advice}`],
+    [{ strategy: { type: 'turn-window' }, dryRun: null }, 'dryRun', `dryRun: unknown field "dryRun": ${advice}`],
+    [{ strategy: { type: 'turn-window' }, dryrun: true }, 'dryrun', `dryrun: unknown field "dryrun": did you mean "dryRun"? ${advice}`],
+    // with other unknown keys: their message, then the advice
+    [{ strategy: { type: 'turn-window' }, junk: 1, dryRun: true }, 'junk', `junk: unknown fields "junk", "dryRun": remove them; "dryRun": ${advice}`],
+    [
+      { strategy: { type: 'turn-window' }, dryRun: true, maxTurns: 3 },
+      'dryRun',
+      `dryRun: unknown fields "dryRun", "maxTurns": move "maxTurns" into "strategy" or "trigger" (strategy.maxTurns / trigger.maxTurns); remove the others; "dryRun": ${advice}`,
+    ],
+    // a near miss of the body's own field is still asked about that field
+    [
+      { strategy: { type: 'turn-window' }, estimatr: 'chars', dryRun: true },
+      'estimatr',
+      `estimatr: unknown fields "estimatr", "dryRun": did you mean "estimator" for "estimatr"? remove the others; "dryRun": ${advice}`,
+    ],
+    // beside a missing strategy: the missing field first, then the advice
+    [{ dryRun: true }, 'strategy', `strategy: is required (the body has an unknown field "dryRun"); "dryRun": ${advice}`],
+  ];
+
+  it.each(topLevel)('policy %j (dryRun beside the strategy): 400 validation_failed as before, with the same advice', async (body, parameter, message) => {
+    const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter, message });
+    const answer = await natsAnswer('policy', body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter, message });
+  });
+
+  it("a compaction's top-level dryRun is its own field; another request's unknown field keeps the generic answer", () => {
+    expect(compactCommandFrom(schemas, 't', 's', { strategy: { type: 'turn-window' }, dryRun: true })).toMatchObject({ dryRun: true });
+    expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'turn-window' }, junk: true })).message).toBe(
+      'junk: unknown field "junk": remove it',
+    );
+    expect(refusal(() => fromEvents({ events: [user], dryRun: true })).message).toBe('dryRun: unknown field "dryRun": remove it');
+  });
+
   it("a compaction's dryRun in its strategy is still told to move beside it", () => {
     expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'turn-window', dryRun: true } })).message).toBe(
       'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',

@@ -222,11 +222,14 @@ export function compactCommandFrom(
  * was recorded, then read as a clear).
  * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` when sent
  *   with a null strategy, or `sessionId` when it names another session; `validation_failed` naming
- *   `expectedRevision` when it is null or not a revision or keyword).
+ *   `expectedRevision` when it is null or not a revision or keyword, or an unknown field: `dryRun`,
+ *   which only a compaction has, with {@link POLICY_FOREIGN_FIELDS}' advice, at the top level as in
+ *   the strategy or trigger).
  */
 export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
-  const input = validate(schemas.policy, nullOptionalsAsAbsent(schemas.policy, body));
+  // dryRun beside the strategy is told that a policy has no dry run, as inside it (misplaced-field.ts)
+  const input = validate(schemas.policy, nullOptionalsAsAbsent(schemas.policy, body), '', { foreign: POLICY_FOREIGN_FIELDS });
   if (input.sessionId !== undefined && input.sessionId !== sessionId) {
     throw new InvalidRequestError(
       'sessionId',

@@ -6,14 +6,21 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_KEY_HEADER_SCHEME } from '../auth/api-key.guard';
+import type { BuildIdentity } from '../config/build-identity';
 import { apiComponentSchemas } from './response-schemas';
 import { withResponseHeaders } from './openapi-response-headers';
 import { withPathParameterRules } from './openapi-path-parameters';
 // Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
 import './openapi-schemas';
 
-/** Builds the document for an initialised-or-not Nest application. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+/**
+ * Builds the document for an initialised-or-not Nest application. Its `info.version` is the release
+ * `build` names (`config.build.version`: the service's `package.json` version, `unknown` when it
+ * cannot be read), the value `/health` reports as `version`, so a client reading either learns the
+ * same release. The generated client's types (`libs/client`) hold no `info`, so a release changes no
+ * generated file.
+ */
+export function buildOpenApiDocument(app: INestApplication, build: Pick<BuildIdentity, 'version'>): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -22,7 +29,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .setDescription(
         'Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction. Every GET operation also answers HEAD (the same status and headers, no body); HEAD operations are not listed.',
       )
-      .setVersion('0.1.0')
+      .setVersion(build.version)
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
       .addApiKey(
         { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'one of API_KEYS (when configured), for clients that cannot send Authorization' },

@@ -891,7 +891,9 @@ export const HealthSchema = named(
       .describe(
         'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError), or the NATS command consumer is stuck (nats.commandConsumer.stuck); ok otherwise',
       ),
-    version: z.string().describe("the service's release running (version of its package.json, e.g. 0.1.0); unknown when it cannot be read"),
+    version: z
+      .string()
+      .describe("the service's release running (version of its package.json, e.g. 0.1.0; also this document's info.version); unknown when it cannot be read"),
     commit: z
       .string()
       .describe(

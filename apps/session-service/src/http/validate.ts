@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { nearMissOf, quoteInput, unknownFieldHint, unknownKeysMessage } from '@lib/compaction';
 import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
+import { foreignFieldAdvice } from './foreign-field-advice';
 
 /** `['events', 2, 'text']` → `events[2].text`. */
 export function jsonPath(prefix: string, path: ReadonlyArray<PropertyKey>): string {
@@ -24,6 +25,14 @@ export interface ValidateOptions {
   codes?: Readonly<Record<string, InvalidRequestCode>>;
   /** What an unknown top-level key is called: `field` (bodies, default) or `query parameter`. */
   unknownKey?: 'field' | 'query parameter';
+  /**
+   * Fields of other requests the body does not take, each with what to do instead (a policy's
+   * `dryRun`: `POLICY_FOREIGN_FIELDS`). One sent at the top level of the body, exactly or as a near
+   * miss ({@link foreignFieldAdvice}), is answered with that advice: `dryRun: unknown field "dryRun":
+   * a policy has no dry run: …`, or after the other unknown keys' message, or after a missing
+   * field's hint, as `; "dryRun": a policy has no dry run: …`. Code and `parameter` as without it.
+   */
+  foreign?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -56,6 +65,11 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     const candidates = fields.filter((field) => !Object.hasOwn(held, field));
     // a strategy's or trigger's parameter sent beside them (`{"strategy": …, "maxTurns": 3}`) is told where it belongs: removing it would run with the default
     message = unknownKeysMessage({ unknownKeys: keys, candidates, fields, held, noun: noun === 'query parameter' ? 'query parameter' : 'field' });
+    // a field of another request (a policy's dryRun) is told why it is not here and where it belongs
+    const foreign = issue.path.length === 0 && !prefix ? foreignFieldAdvice(keys, candidates, options.foreign) : undefined;
+    if (foreign !== undefined)
+      message =
+        keys.length === 1 ? `unknown ${noun} ${quoteInput(foreign.key)}: ${foreign.advice}` : `${message}; ${quoteInput(foreign.key)}: ${foreign.advice}`;
     // the key named as `parameter` is the one the message names first: a near miss, else the first sent
     const first = keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0];
     path = [...issue.path, quoteInput(first, { quoted: false })];
@@ -80,7 +94,9 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
  * (zod's `unrecognized_keys` issue for that object; else, as for an event without its `type`,
  * where zod reports no key, its keys no variant of the schema takes), with a suggestion for a
  * near miss of a missing field (every field `issues` says the object left out) or another field of
- * that object. `''` when the field is there (its value is wrong) or the object has no unknown key.
+ * that object; for the body itself, then the advice for a field of another request among its keys
+ * (`options.foreign`: `strategy: is required (the body has an unknown field "dryRun"); "dryRun": a
+ * policy has no dry run: …`). `''` when the field is there (its value is wrong) or the object has no unknown key.
  */
 export function missingFieldHint(
   schema: z.ZodType,
@@ -88,7 +104,7 @@ export function missingFieldHint(
   issues: readonly z.core.$ZodIssue[],
   issuePath: ReadonlyArray<PropertyKey>,
   prefix = '',
-  options: Pick<ValidateOptions, 'unknownKey'> = {},
+  options: Pick<ValidateOptions, 'unknownKey' | 'foreign'> = {},
 ): string {
   const field = issuePath[issuePath.length - 1];
   if (typeof field !== 'string') return '';
@@ -108,12 +124,15 @@ export function missingFieldHint(
   });
   const topLevel = parentPath.length === 0 && !prefix;
   const query = topLevel && options.unknownKey === 'query parameter';
-  return unknownFieldHint({
+  const candidates = [...new Set([field, ...missing, ...(known ?? [])])];
+  const hint = unknownFieldHint({
     holder: topLevel ? (query ? 'the query' : 'the body') : jsonPath(prefix, parentPath),
     unknownKeys,
-    candidates: [...new Set([field, ...missing, ...(known ?? [])])],
+    candidates,
     noun: query ? 'parameter' : 'field',
   });
+  const foreign = topLevel ? foreignFieldAdvice(unknownKeys, candidates, options.foreign) : undefined;
+  return foreign === undefined ? hint : `${hint}; ${quoteInput(foreign.key)}: ${foreign.advice}`;
 }
 
 /** The part of `value` at `path` (undefined when there is none). */

@@ -1,0 +1,37 @@
+/**
+ * The advice for a field of another request sent at the top level of a body that does not take it
+ * (a policy's `dryRun`, which only a compaction has): instead of the generic `unknown field "dryRun":
+ * remove it`, the body's validation ({@link validate}, option `foreign`) says why it is not there and
+ * where it belongs, with the same text a strategy or trigger holding it gets (`misplaced-field.ts`).
+ */
+import { nearMissOf, quoteInput } from '@lib/compaction';
+
+/** A key found to be a field of another request: the key as sent, and the advice (`did you mean "dryRun"? a policy has no dry run: …`). */
+export interface ForeignFieldAdvice {
+  key: string;
+  advice: string;
+}
+
+/**
+ * The first of `keys` (unknown keys of a body, in the order named) that is a field of `foreign`
+ * (field → advice) exactly, else the first that is a near miss of one ({@link nearMissOf}), with
+ * that field's advice, preceded by `did you mean "<field>"? ` for a near miss. A key that is a near
+ * miss of one of `candidates` (the body's own fields it does not hold) is left to that question.
+ * Undefined when no key is such a field, or `foreign` is undefined.
+ */
+export function foreignFieldAdvice(
+  keys: readonly string[],
+  candidates: readonly string[],
+  foreign: Readonly<Record<string, string>> | undefined,
+): ForeignFieldAdvice | undefined {
+  if (foreign === undefined) return undefined;
+  const names = Object.keys(foreign);
+  const free = keys.filter((key) => nearMissOf(key, candidates) === undefined);
+  const exact = free.find((key) => names.includes(key));
+  if (exact !== undefined) return { key: exact, advice: foreign[exact] };
+  for (const key of free) {
+    const field = nearMissOf(key, names);
+    if (field !== undefined) return { key, advice: `did you mean ${quoteInput(field)}? ${foreign[field]}` };
+  }
+  return undefined;
+}
