@@ -2,10 +2,11 @@
  * `POST …/compactions` without a strategy compacts by the session's stored policy (newcomer
  * ncsdkuser F3): one request instead of `GET …/policy` then `POST …/compactions` with its fields
  * copied in, decided on the policy of the state it is decided on. Without a policy: 400
- * `invalid_parameter` naming `strategy`, nothing written. In-process service, about 2 s.
+ * `invalid_parameter` naming `strategy`, nothing written. The policy's automatic passes record its
+ * revision too. In-process service, about 2 s.
  */
 import { useService } from '../support/service-harness';
-import { CompactionAnswerSchema, CompactionHistoryPageSchema } from '../../apps/session-service/src/http/response-schemas';
+import { CompactionAnswerSchema, CompactionHistoryItemSchema, CompactionHistoryPageSchema } from '../../apps/session-service/src/http/response-schemas';
 import { noPolicyMessage } from '../../libs/session/src/decider/compaction-by-policy';
 
 describe('POST …/compactions without a strategy: by the stored policy', () => {
@@ -62,6 +63,32 @@ describe('POST …/compactions without a strategy: by the stored policy', () => 
       trigger: policy.trigger,
       estimator: 'chars',
     });
+  });
+
+  it("an automatic pass (the policy's trigger after an append) is recorded with the revision of the policy it applied, as a compaction by policy", async () => {
+    const set = await http().put('/v1/sessions/auto-rev/policy').send(policy).expect(200);
+    await http()
+      .post('/v1/sessions/auto-rev/events')
+      .send({ events: turns(3) })
+      .expect(201);
+    let compactions: Array<Record<string, unknown>> = [];
+    for (let tries = 0; compactions.length === 0 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      compactions = (await http().get('/v1/sessions/auto-rev/compactions').expect(200)).body.compactions;
+    }
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]).toMatchObject({
+      origin: 'auto',
+      from: 'policy',
+      policyRevision: set.body.revision,
+      strategy: policy.strategy,
+      trigger: policy.trigger,
+    });
+    const item = await http()
+      .get(`/v1/sessions/auto-rev/compactions/${String(compactions[0].compactionId)}`)
+      .expect(200);
+    CompactionHistoryItemSchema.parse(item.body);
+    expect(item.body).toMatchObject({ origin: 'auto', policyRevision: set.body.revision });
   });
 
   it('a compaction naming its strategy is recorded from the request, policyRevision null', async () => {

@@ -6,7 +6,8 @@
  * commanded pass is planned again on the window it left: its model call shows in its answer
  * (`discardedSummarizerCalls`), in the decision it writes when it writes one (`summarizer` with
  * `discarded`, also in the compaction history) and in `/metrics` (`summarizer_calls_total`,
- * `summarizer_tokens_total` with `reply="discarded"`).
+ * `summarizer_tokens_total` with `reply="discarded"`). A refusal after the call (the session erased
+ * meanwhile: 404; by policy, the policy cleared meanwhile: 400) carries it too.
  */
 import { AutoCompactionScheduler, summarizerFromEnv } from '@lib/session';
 import { CompactionAnswerSchema, CompactionHistoryItemSchema, ErrorBodySchema } from '../../apps/session-service/src/http/response-schemas';
@@ -301,5 +302,38 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       unreportedUsageCalls: 0,
       answeredModels: [MODEL],
     });
+  });
+  it('the policy cleared while a compaction by policy waits for the model: the 400 naming strategy carries the call in discardedSummarizerCalls', async () => {
+    const http = () => harness.http();
+    await http()
+      .post('/v1/sessions/cleared-mid/events')
+      .send({ events: turns(8) })
+      .expect(201);
+    // set after the appends: no automatic pass runs (they follow appends)
+    await http().put('/v1/sessions/cleared-mid/policy').send(policy).expect(200);
+    const n = fake.calls;
+    const pass = http()
+      .post('/v1/sessions/cleared-mid/compactions')
+      .send({})
+      .then((r) => r);
+    await callsMade(n + 1);
+    await http().put('/v1/sessions/cleared-mid/policy').send({ strategy: null }).expect(200);
+    held.answer(n);
+    const answer = await pass;
+    expect(answer.status).toBe(400);
+    const body = ErrorBodySchema.parse(answer.body);
+    expect(body).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy' });
+    expect(body.message).toContain('summarizer call(s) made before were spent all the same (discardedSummarizerCalls)');
+    expect(body.discardedSummarizerCalls).toEqual({
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 1,
+      promptTokens: (n + 1) * 100,
+      completionTokens: (n + 1) * 10,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      answeredModels: [MODEL],
+    });
+    expect(fake.calls).toBe(n + 1);
   });
 });

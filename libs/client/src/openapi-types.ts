@@ -472,7 +472,7 @@ export interface components {
              * @enum {string}
              */
             outcome: "compacted" | "noop" | "failed";
-            /** @description for a compaction commanded without a strategy: the revision of the policy event it used; null otherwise (automatic passes record none: theirs is the policy in force when they were written), and when not known */
+            /** @description with from policy (every automatic pass, and a compaction commanded without a strategy): the revision of the policy event the pass was decided on (GET …/policy's revision); null for a compaction that named its strategy, when not known, and for automatic passes recorded before 2026-12-05 (they recorded none) */
             policyRevision: string | null;
             /** @description global position of the decision's last event */
             position: string;
@@ -587,7 +587,7 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone; request_expired: the write deadline (WRITE_DEADLINE_MS) its write did not start within */
             deadlineMs?: number;
-            /** @description session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none */
+            /** @description POST …/compactions refused after its pass called the summarizer: session_not_found (the session erased while the model ran; erasedAt then says when) or invalid_parameter naming strategy (without a strategy, the policy cleared while the model ran): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none */
             discardedSummarizerCalls?: {
                 /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
                 answeredModels: string[];

@@ -73,8 +73,9 @@ export interface SessionErrorDetails {
    */
   erasedAt?: string;
   /**
-   * `session_not_found` of a compaction whose session was erased (or is gone) after its pass
-   * called the summarizer: those calls, whose replies went into no decision (the answer's
+   * A compaction refused after its pass called the summarizer: `session_not_found` (its session
+   * erased, or gone, meanwhile) or `invalid_parameter` naming `strategy` (by policy, the policy
+   * cleared meanwhile): those calls, whose replies went into no decision (the answer's
    * `discardedSummarizerCalls` of a pass that answers). Absent when the pass called none.
    */
   discardedSummarizerCalls?: SummarizerIdentity;
@@ -200,9 +201,7 @@ export function sessionNotFoundMessage(
   writtenAgain: boolean,
   behind?: ReadModelsBehind,
 ): string {
-  const spent = discardedSummarizerCalls
-    ? `; the compaction's ${discardedSummarizerCalls.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`
-    : '';
+  const spent = spentCallsNote(discardedSummarizerCalls);
   const id = quoteInput(sessionId);
   if (writtenAgain)
     return `session ${id} was erased ${erasedAt !== undefined ? `at ${erasedAt} ` : ''}while this compaction ran and has been written again since (GET /v1/erasures lists the erasures): the compaction was planned on the erased content and applied nothing to the session as written now; send it again to compact that${spent}`;
@@ -217,6 +216,30 @@ export function sessionNotFoundMessage(
   if (erasedAt === undefined)
     return `session ${id} does not exist${asOf}: no event was appended to it${behind === undefined ? '' : ' up to there'} (or it was erased)${since}${spent}`;
   return `session ${id} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${asOf}${since}${spent}`;
+}
+
+/**
+ * The end of the message of a compaction's refusal after its pass called the summarizer (empty
+ * when it called none): those calls were spent all the same, and the body's
+ * `discardedSummarizerCalls` holds them. Pure.
+ */
+function spentCallsNote(discarded: SummarizerIdentity | undefined): string {
+  return discarded ? `; the compaction's ${discarded.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)` : '';
+}
+
+/**
+ * `err`, a compaction's refusal after its pass called the summarizer (e.g. the 400 naming
+ * `strategy` of a compaction by policy whose policy was cleared while the model ran), carrying
+ * those calls as the 404 of a session erased meanwhile does: `details.discardedSummarizerCalls`
+ * and the same note at the end of its message ({@link sessionNotFoundMessage}). A copy (`err` is
+ * not changed); `err` itself when `discarded` is undefined (no call made). Pure.
+ */
+export function withDiscardedSummarizerCalls<E extends SessionError>(err: E, discarded: SummarizerIdentity | undefined): E {
+  if (!discarded) return err;
+  const refused = Object.create(Object.getPrototypeOf(err) as object) as E;
+  Object.assign(refused, err, { message: `${err.message}${spentCallsNote(discarded)}`, details: { ...err.details, discardedSummarizerCalls: discarded } });
+  refused.stack = err.stack;
+  return refused;
 }
 
 /** The session has no compaction with this id. */

@@ -149,7 +149,7 @@ const errorDetails = {
   discardedSummarizerCalls: discardedCallsSchema
     .optional()
     .describe(
-      'session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none',
+      'POST …/compactions refused after its pass called the summarizer: session_not_found (the session erased while the model ran; erasedAt then says when) or invalid_parameter naming strategy (without a strategy, the policy cleared while the model ran): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none',
     ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
@@ -690,7 +690,7 @@ export const CompactionHistoryItemSchema = named(
     policyRevision: decimal
       .nullable()
       .describe(
-        'for a compaction commanded without a strategy: the revision of the policy event it used; null otherwise (automatic passes record none: theirs is the policy in force when they were written), and when not known',
+        "with from policy (every automatic pass, and a compaction commanded without a strategy): the revision of the policy event the pass was decided on (GET …/policy's revision); null for a compaction that named its strategy, when not known, and for automatic passes recorded before 2026-12-05 (they recorded none)",
       ),
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),

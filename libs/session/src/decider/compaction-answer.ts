@@ -61,7 +61,10 @@ export interface CompactionAnswer {
    * Absent when the request named its own.
    */
   from?: 'policy';
-  /** With `from`: the revision of that policy's event (decimal string, as `GET …/policy` answers it); absent when not known. */
+  /**
+   * With `from`, and on an automatic pass's answer (origin `auto`, for the scheduler): the revision
+   * of that policy's event (decimal string, as `GET …/policy` answers it); absent when not known.
+   */
   policyRevision?: string;
   /**
    * Whether the decision is in the log (and in the compaction history under `compactionId`).

@@ -4,13 +4,29 @@
  * decision of the policy's strategy, trigger and estimator passed explicitly, marked as from the
  * policy; without a policy it is refused and nothing is decided.
  */
+import { parseStrategy } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
-import { COMPACTION_COMPLETED, POLICY_SET, type CompactionCompletedData, type PolicySetData } from '../events/session-stream-events';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  POLICY_SET,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type PolicySetData,
+} from '../events/session-stream-events';
 import { InvalidRequestError, SessionNotFoundError } from '../errors';
 import { compactionIdentity, type CompactSession } from './compaction-decider';
-import { compactionOn, noPolicyMessage, policySourceFields, policyStillInForce, sharedAnswerTo, type CompactionRequest } from './compaction-by-policy';
+import {
+  compactionOn,
+  noPolicyMessage,
+  policyRevisionOf,
+  policySourceFields,
+  policyStillInForce,
+  sharedAnswerTo,
+  type CompactionRequest,
+} from './compaction-by-policy';
 import { given, stateOf } from './testing/decider-spec';
-import { compact, compactCommand } from './testing/compaction-spec';
+import { compact, compactCommand, summaryFailure } from './testing/compaction-spec';
 import { reply, user } from './testing/session-events';
 
 const threeTurns = [user('u1'), reply('a1'), user('u2'), reply('a2'), user('u3'), reply('a3')];
@@ -194,17 +210,92 @@ describe("an answer shared between identical passes says where each request's pa
   type Answer = { outcome: 'compacted'; from?: 'policy'; policyRevision?: string };
   const answer: Answer = { outcome: 'compacted', from: 'policy', policyRevision: '3' };
   const unmarked: Answer = { outcome: 'compacted' };
+  const automatic: Answer = { outcome: 'compacted', policyRevision: '3' };
 
-  it('a request by policy sharing an explicit (or automatic) pass gets from and policyRevision of its own resolution', () => {
-    expect(sharedAnswerTo(unmarked, { byPolicy: { revision: 3n } })).toEqual(answer);
-    expect(policySourceFields({ byPolicy: { revision: null } })).toEqual({ from: 'policy' });
+  it('a request by policy sharing an explicit pass gets from and policyRevision of its own resolution', () => {
+    expect(sharedAnswerTo(unmarked, { byPolicy: { revision: 3n }, origin: 'command' })).toEqual(answer);
+    expect(policySourceFields({ byPolicy: { revision: null }, origin: 'command' })).toEqual({ from: 'policy' });
   });
 
-  it('a request naming its strategy sharing a pass by policy gets neither field', () => {
-    expect(sharedAnswerTo(answer, {})).toEqual(unmarked);
+  it('a request naming its strategy sharing a pass by policy (or an automatic one) gets neither field', () => {
+    expect(sharedAnswerTo(answer, { origin: 'command' })).toEqual(unmarked);
+    expect(sharedAnswerTo(automatic, { origin: 'command' })).toEqual(unmarked);
   });
 
-  it("a request by policy sharing a pass by policy keeps the pass's (it may have been planned again on a newer policy)", () => {
-    expect(sharedAnswerTo({ ...answer, policyRevision: '9' }, { byPolicy: { revision: 3n } })).toEqual({ ...answer, policyRevision: '9' });
+  it("a request by policy sharing a pass by policy, or an automatic pass, keeps the pass's revision (it may have been planned again on a newer policy)", () => {
+    expect(sharedAnswerTo({ ...answer, policyRevision: '9' }, { byPolicy: { revision: 3n }, origin: 'command' })).toEqual({ ...answer, policyRevision: '9' });
+    expect(sharedAnswerTo({ ...automatic, policyRevision: '9' }, { byPolicy: { revision: 3n }, origin: 'command' })).toEqual({
+      ...answer,
+      policyRevision: '9',
+    });
+  });
+
+  it('an automatic pass sharing a pass by policy says no from (its origin says it), the revision it was decided on', () => {
+    expect(sharedAnswerTo(answer, { byPolicy: { revision: 3n }, origin: 'auto' })).toEqual(automatic);
+    expect(policySourceFields({ byPolicy: { revision: 3n }, origin: 'auto' })).toEqual({ policyRevision: '3' });
+  });
+});
+
+describe('an automatic pass records the revision of the policy it was decided on, by the rule of a compaction by policy (audit: which policy version ran)', () => {
+  const p1 = policyEvent(turnWindow, overOneTurn);
+  /** The automatic command the scheduler sends: the policy's parameters, origin auto. */
+  const automatic = (over: Partial<CompactSession> = {}) => explicit({ origin: 'auto', ...over });
+  const completedOf = (events: readonly EventData[]) => events.find((e) => e.type === COMPACTION_COMPLETED)!.data as CompactionCompletedData;
+
+  it('given the policy at revision 0, when its automatic pass is decided, then its decision records policyRevision "0", no from (origin auto says it)', () => {
+    given(p1, ...threeTurns)
+      .when((state) => compact(compactionOn(automatic(), state))(state))
+      .then(({ events, answer }) => {
+        const completed = completedOf(events);
+        expect(completed).toMatchObject({ origin: 'auto', policyRevision: '0', strategy: turnWindow, trigger: overOneTurn });
+        expect(completed).not.toHaveProperty('from');
+        expect(answer).toMatchObject({ outcome: 'compacted', policyRevision: '0' });
+        expect(answer).not.toHaveProperty('from');
+      });
+  });
+
+  it('is the decision of the compaction by policy on that state but for its origin and from: the same revision, by the same rule', () => {
+    const state = stateOf([p1, ...threeTurns])!;
+    const auto = compact(compactionOn(automatic(), state))(state);
+    const commanded = compact(compactionOn(byPolicy(), state))(state);
+    const { origin: _o1, ...autoData } = completedOf(auto.events);
+    const { origin: _o2, from, ...commandData } = completedOf(commanded.events);
+    expect(from).toBe('policy');
+    expect(autoData).toEqual(commandData);
+  });
+
+  it('takes the policy in force on the state it is decided on: the latest policy event with its parameters', () => {
+    const sliding = { type: 'sliding-window' as const, maxEvents: 4 };
+    // replaced, then set back to the first parameters: the pass runs on the event at revision 8
+    const past = [p1, ...threeTurns, policyEvent(sliding), policyEvent(turnWindow, overOneTurn)];
+    given(...past)
+      .when((state) => compact(compactionOn(automatic(), state))(state))
+      .then(({ events }) => expect(completedOf(events)).toMatchObject({ origin: 'auto', policyRevision: '8' }));
+  });
+
+  it('a failed automatic pass records it too', () => {
+    const summarizing = { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 };
+    const state = stateOf([policyEvent(parseStrategy(summarizing)), ...threeTurns])!;
+    const command = compactionOn(compactCommand(summarizing, { origin: 'auto' }), state);
+    const { events } = compact(command, () => summaryFailure('blank reply', 'invalid_reply'))(state);
+    const failed = events.find((e) => e.type === COMPACTION_FAILED)!.data as CompactionFailedData;
+    expect(failed).toMatchObject({ origin: 'auto', policyRevision: '0' });
+    expect(failed).not.toHaveProperty('from');
+  });
+
+  it('records none when the state does not know the revision (its last snapshot predates recorded policy revisions), or when the policy in force is not its own', () => {
+    const state = stateOf([p1, ...threeTurns])!;
+    expect(compactionOn(automatic(), { ...state, policyRevision: null })).toMatchObject({ byPolicy: { revision: null } });
+    expect(completedOf(compact(compactionOn(automatic(), { ...state, policyRevision: null }))(state).events)).not.toHaveProperty('policyRevision');
+    expect(policyRevisionOf(automatic(), state)).toBe(0n);
+    expect(policyRevisionOf(automatic({ trigger: null }), state)).toBeNull();
+    expect(policyRevisionOf(automatic(), stateOf([p1, ...threeTurns, policyEvent(null)])!)).toBeNull();
+  });
+
+  it('a command naming its strategy records none, even with the parameters of the policy in force', () => {
+    const state = stateOf([p1, ...threeTurns])!;
+    const named = explicit();
+    expect(compactionOn(named, state)).toBe(named);
+    expect(completedOf(compact(named)(state).events)).not.toHaveProperty('policyRevision');
   });
 });

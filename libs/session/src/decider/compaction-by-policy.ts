@@ -32,10 +32,14 @@ export function noPolicyMessage(sessionId: string): string {
 }
 
 /**
- * The compaction to decide on `state` for `request`: `request` itself when it names a strategy;
- * else (`strategy` null) the same command with the strategy, trigger and estimator of the policy
- * in force on `state`, and `byPolicy.revision` the revision of that policy's event (null when the
- * state does not know it: a log whose last snapshot predates recorded policy revisions). Pure, O(1).
+ * The compaction to decide on `state` for `request`: `request` itself when it names a strategy
+ * (and is commanded); else (`strategy` null) the same command with the strategy, trigger and
+ * estimator of the policy in force on `state`, and `byPolicy.revision` the revision of that
+ * policy's event (null when the state does not know it: a log whose last snapshot predates
+ * recorded policy revisions). An automatic pass (origin `auto`: the scheduler took its parameters
+ * from the policy) is its policy's pass: the same command with `byPolicy.revision` the revision of
+ * the policy in force on `state` ({@link policyRevisionOf}), so its decision records it as a
+ * compaction by policy does. Pure, O(1).
  * @throws SessionNotFoundError when the session has no events (`state` null or without a revision).
  * @throws InvalidRequestError (400 `invalid_parameter` naming `strategy`, {@link noPolicyMessage})
  *   when the request names no strategy and the state has no policy in force (never set, or
@@ -47,7 +51,8 @@ export function compactionOn(request: CompactionRequest, state: SessionWindowSta
   if (!state || state.revision === null) throw new SessionNotFoundError(request.sessionId);
   if (request.strategy !== null) {
     if (request.estimator === null) throw new Error('a compaction with a strategy needs an estimator');
-    return request as CompactSession;
+    const named = request as CompactSession;
+    return named.origin === 'auto' ? { ...named, byPolicy: { revision: policyRevisionOf(named, state) } } : named;
   }
   if (request.trigger !== null || request.estimator !== null) throw new Error('a compaction by policy takes its trigger and estimator from the policy');
   const policy = state.policy;
@@ -59,6 +64,24 @@ export function compactionOn(request: CompactionRequest, state: SessionWindowSta
     estimator: policy.estimator,
     byPolicy: { revision: state.policyRevision },
   };
+}
+
+/**
+ * The revision (of its event) of the policy in force on `state` when its strategy, trigger and
+ * estimator are `command`'s: the policy an automatic pass of those parameters is decided on. Null
+ * when the state does not know it (a snapshot older than recorded policy revisions), and when that
+ * policy is not in force there (replaced or cleared since the scheduler read it: `passAuthority`
+ * abandons such a pass, it writes no decision). Pure, O(1) (a parameters key of each side).
+ */
+export function policyRevisionOf(
+  command: Pick<CompactSession, 'strategy' | 'trigger' | 'estimator'>,
+  state: Pick<SessionWindowState, 'policy' | 'policyRevision'>,
+): bigint | null {
+  const policy = state.policy;
+  if (!policy?.strategy) return null;
+  const inForce =
+    compactionParamsKey(policy.strategy, policy.trigger, policy.estimator) === compactionParamsKey(command.strategy, command.trigger, command.estimator);
+  return inForce ? state.policyRevision : null;
 }
 
 /**
@@ -77,28 +100,28 @@ export function policyStillInForce(command: CompactSession, state: Pick<SessionW
 }
 
 /**
- * The fields an answer or a decision carries about where its parameters came from: for a
- * compaction by policy, `from: "policy"` and `policyRevision` (the policy event's revision, decimal
- * text; left out when unknown); nothing for one that named its strategy. Pure.
+ * The fields an answer or a decision carries about where its parameters came from, the one rule
+ * for commanded and automatic passes: `policyRevision` (the policy event's revision, decimal text;
+ * left out when unknown) for a pass decided on the stored policy (`byPolicy`, set by
+ * {@link compactionOn}), with `from: "policy"` when it was commanded without a strategy (an
+ * automatic pass says it by its origin `auto`); nothing for a command that named its strategy. Pure.
  */
-export function policySourceFields(command: Pick<CompactSession, 'byPolicy'>): { from?: 'policy'; policyRevision?: string } {
+export function policySourceFields(command: Pick<CompactSession, 'byPolicy' | 'origin'>): { from?: 'policy'; policyRevision?: string } {
   if (!command.byPolicy) return {};
   const { revision } = command.byPolicy;
-  return { from: 'policy', ...(revision !== null ? { policyRevision: revision.toString() } : {}) };
+  return { ...(command.origin === 'auto' ? {} : { from: 'policy' as const }), ...(revision !== null ? { policyRevision: revision.toString() } : {}) };
 }
 
 /**
  * `answer`, the answer of a pass another identical command ran (single flight: the same
  * parameters on the same revision), as the answer to `command`: its `from` and `policyRevision`
  * say where `command`'s own parameters came from (the pass that ran may have named them, or taken
- * them from the policy, or been the policy's automatic pass). A command by policy keeps the pass's
- * when that pass was by policy too (it may have been planned again on a newer policy). Pure.
+ * them from the policy, or been the policy's automatic pass), by {@link policySourceFields}. A
+ * command on the policy keeps the pass's `policyRevision` when that pass was on the policy too
+ * (commanded without a strategy, or automatic: it may have been planned again on a newer policy). Pure.
  */
-export function sharedAnswerTo<A extends { from?: 'policy'; policyRevision?: string }>(answer: A, command: Pick<CompactSession, 'byPolicy'>): A {
-  const { from: _from, policyRevision: _revision, ...rest } = answer;
+export function sharedAnswerTo<A extends { from?: 'policy'; policyRevision?: string }>(answer: A, command: Pick<CompactSession, 'byPolicy' | 'origin'>): A {
+  const { from: _from, policyRevision, ...rest } = answer;
   if (!command.byPolicy) return rest as A;
-  return {
-    ...rest,
-    ...(answer.from === 'policy' ? { from: answer.from, ...(_revision !== undefined ? { policyRevision: _revision } : {}) } : policySourceFields(command)),
-  } as A;
+  return { ...rest, ...policySourceFields(command), ...(policyRevision !== undefined ? { policyRevision } : {}) } as A;
 }

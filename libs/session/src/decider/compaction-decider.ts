@@ -76,12 +76,13 @@ export interface CompactSession extends SessionAddress {
    */
   redelivered?: boolean;
   /**
-   * Set when the command named no strategy (`compactionOn` of ./compaction-by-policy): `strategy`,
-   * `trigger` and `estimator` are the session's stored policy as in force on the state the pass was
-   * decided on, whose event is at `revision` (null when that state does not know it: a log whose last
-   * snapshot predates recorded policy revisions). Recorded in the decision as `from: "policy"` and
-   * `policyRevision`; not part of the pass's identity (the same parameters named in the request, or
-   * an automatic pass of that policy, on the same revision, are the same compaction).
+   * Set by `compactionOn` (./compaction-by-policy) when `strategy`, `trigger` and `estimator` are
+   * the session's stored policy as in force on the state the pass was decided on, whose event is at
+   * `revision` (null when that state does not know it: a log whose last snapshot predates recorded
+   * policy revisions): a command that named no strategy, and every automatic pass (origin `auto`).
+   * Recorded in the decision as `policyRevision` (`policySourceFields`), with `from: "policy"` for a
+   * command; not part of the pass's identity (the same parameters named in the request, or an
+   * automatic pass of that policy, on the same revision, are the same compaction).
    */
   byPolicy?: { revision: bigint | null };
 }

@@ -208,7 +208,11 @@ export interface CompactionCompletedData {
    * on decisions recorded before 2026-12-05.
    */
   from?: 'policy';
-  /** With `from`: the revision of that policy's event (decimal string); absent when the write side did not know it. */
+  /**
+   * With `from`, and on automatic passes (origin `auto`): the revision of the policy's event the
+   * pass was decided on (decimal string); absent when the write side did not know it, on a command
+   * that named its strategy, and on automatic passes recorded before they carried it (2026-12-05).
+   */
   policyRevision?: string;
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
@@ -269,7 +273,11 @@ export interface CompactionFailedData {
    * on decisions recorded before 2026-12-05.
    */
   from?: 'policy';
-  /** With `from`: the revision of that policy's event (decimal string); absent when the write side did not know it. */
+  /**
+   * With `from`, and on automatic passes (origin `auto`): the revision of the policy's event the
+   * pass was decided on (decimal string); absent when the write side did not know it, on a command
+   * that named its strategy, and on automatic passes recorded before they carried it (2026-12-05).
+   */
   policyRevision?: string;
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;

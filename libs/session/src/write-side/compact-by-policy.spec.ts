@@ -11,6 +11,7 @@ import { parseStrategy, type Strategy, type SummaryRequest, type Trigger } from 
 import { SqliteEventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, type CompactionCompletedData } from '../events/session-stream-events';
 import { InvalidRequestError } from '../errors';
+import { noPolicyMessage } from '../decider/compaction-by-policy';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
@@ -134,6 +135,61 @@ describe('compaction by policy through the handler', () => {
       await expect(compactions.execute(byPolicy())).rejects.toMatchObject({ code: 'invalid_parameter', parameter: 'strategy' });
       expect(summarizer.calls).toBe(1);
       expect(await decisions()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('given the policy cleared while the model ran: the 400 carries the discarded model call (discardedSummarizerCalls, and its note in the message), as the 404 of a session erased meanwhile', async () => {
+    const { store, summarizer, compactions, appendTurns, setPolicy, byPolicy } = setUp();
+    try {
+      await appendTurns(0, 8);
+      await setPolicy(summarizing);
+      summarizer.during = () => setPolicy(null);
+      const refused = await compactions.execute(byPolicy()).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(refused).toBeInstanceOf(InvalidRequestError);
+      const call = {
+        kind: 'extractive',
+        model: 'scripted',
+        calls: 1,
+        promptTokens: 10,
+        completionTokens: 5,
+        retries: 0,
+        unreportedUsageCalls: 0,
+        answeredModels: [],
+      };
+      expect(refused).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy', details: { parameter: 'strategy', discardedSummarizerCalls: call } });
+      expect((refused as Error).message).toBe(
+        `${noPolicyMessage('s')}; the compaction's 1 summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`,
+      );
+      // refused before any model call: no calls to report, the message as it was
+      const again = await compactions.execute(byPolicy()).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(again).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'strategy' }, message: noPolicyMessage('s') });
+      expect((again as InvalidRequestError).details).not.toHaveProperty('discardedSummarizerCalls');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("given an automatic pass (origin auto, the policy's parameters): its decision records the revision of the policy it was decided on (no from: its origin says it), also rebased across appends", async () => {
+    const { store, summarizer, compactions, appendTurns, setPolicy, decisions } = setUp();
+    try {
+      await appendTurns(0, 8);
+      const policy = await setPolicy(summarizing);
+      summarizer.during = () => appendTurns(8, 9);
+      const answer = await compactions.execute(new CompactSessionCommand('t', 's', summarizing, null, 'chars', false, 'auto'));
+      expect(summarizer.calls).toBe(1);
+      expect(answer).toMatchObject({ outcome: 'compacted', policyRevision: policy.revision });
+      expect(answer.kept).toContain('u8');
+      const [decision] = await decisions();
+      expect(decision.data).toMatchObject({ origin: 'auto', strategy: summarizing, policyRevision: policy.revision });
+      expect(decision.data).not.toHaveProperty('from');
     } finally {
       await store.close();
     }

@@ -25,8 +25,8 @@
  * again, erased meanwhile, another pass's decision found) is summed into the decision it finally
  * writes (`summarizer.discarded`; a pass planned again that then finds nothing to archive records
  * a `noop` decision for them, `recordsSpentNoop`), reported in the answer
- * (`discardedSummarizerCalls`) whatever it is, and published for the metrics
- * ({@link SummarizerCallsSpent}), also when the command ends in an error.
+ * (`discardedSummarizerCalls`) whatever it is (in the body of a 404 or 400 refusal too), and
+ * published for the metrics ({@link SummarizerCallsSpent}), also when the command ends in an error.
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -37,7 +37,7 @@ import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type E
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
-import { SessionNotFoundError } from '../errors';
+import { InvalidRequestError, SessionNotFoundError, withDiscardedSummarizerCalls } from '../errors';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { latestErasure } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
@@ -110,7 +110,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
 
   /**
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events;
-   *   naming `strategy` when the command names none and the session has no policy in force on the state loaded (`compactionOn`: nothing written).
+   *   naming `strategy` when the command names none and the session has no policy in force on the state loaded (`compactionOn`: nothing written),
+   *   also when the policy was cleared while the pass's summarizer call ran: then with `discardedSummarizerCalls`, those calls
+   *   (`withDiscardedSummarizerCalls`), as the 404 below.
    * @throws SessionNotFoundError (404) when the session has no events (also when it was erased
    *   while the pass ran): with `erasedAt` when the id's latest erasure is in the read models, and
    *   `discardedSummarizerCalls` when the pass called the summarizer ({@link notFoundAnswer}).
@@ -153,7 +155,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       // e.g. erased meanwhile (404) or the store failing the append: the calls made were spent all the same
       spend.discardPending();
       this.publishSpend(command, 'error', spend);
-      throw err instanceof SessionNotFoundError ? this.notFoundAnswer(command, spend, err.writtenAgain) : err;
+      if (err instanceof SessionNotFoundError) throw this.notFoundAnswer(command, spend, err.writtenAgain);
+      // refused after a model call (by policy, the policy cleared meanwhile): the refusal carries the calls too
+      if (err instanceof InvalidRequestError) throw withDiscardedSummarizerCalls(err, discardedSummarizerCalls(this.summarizer.identity, spend.discarded));
+      throw err;
     }
     const { answer, shared } = answered;
     const replayed = shared || answer.replayed === true;

@@ -1,7 +1,7 @@
 import { ReadModelStore } from '../read-model-store';
 import { SessionProjector } from '../session-projector';
 import { RecordedSessionLog, user } from '../testing/recorded-session-log';
-import { COMPACTION_FAILED, type CompactionFailedData } from '../../events/session-stream-events';
+import { COMPACTION_FAILED, type CompactionCompletedData, type CompactionFailedData } from '../../events/session-stream-events';
 import { compactionHistoryItem } from './compaction-history-item';
 import { listCompactions } from './compaction-history-query';
 
@@ -65,6 +65,40 @@ describe('compactionHistoryItem: failure.failureKind', () => {
       ['c1', 'credentials'],
       ['c2', null],
       ['c3', 'other'],
+    ]);
+  });
+});
+
+describe('compactionHistoryItem: from and policyRevision', () => {
+  let store: ReadModelStore;
+  beforeEach(() => {
+    store = ReadModelStore.open(':memory:');
+  });
+  afterEach(() => store.close());
+
+  it('an automatic pass answers the policy revision it recorded; one recorded before automatic passes carried it reads null, as before; commanded ones as recorded', () => {
+    const log = new RecordedSessionLog();
+    log.policy('s1');
+    log.append('s1', user('u1', 'hello'));
+    // as recorded now: an automatic pass with the revision of the policy it was decided on
+    Object.assign(log.completed('s1', 'c1').data as CompactionCompletedData, { origin: 'auto', policyRevision: '0' });
+    // as an older version recorded it: an automatic pass without one
+    const old = log.completed('s1', 'c2');
+    Object.assign(old.data as CompactionCompletedData, { origin: 'auto' });
+    // commanded without a strategy, and with one
+    Object.assign(log.completed('s1', 'c3').data as CompactionCompletedData, { from: 'policy', policyRevision: '0' });
+    log.completed('s1', 'c4');
+    expect('policyRevision' in (old.data as object)).toBe(false);
+    new SessionProjector(store).applyBatch(log.events);
+    expect(
+      listCompactions(store, 'default', 's1')!
+        .map(compactionHistoryItem)
+        .map((c) => [c.compactionId, c.origin, c.from, c.policyRevision]),
+    ).toEqual([
+      ['c1', 'auto', 'policy', '0'],
+      ['c2', 'auto', 'policy', null],
+      ['c3', 'command', 'policy', '0'],
+      ['c4', 'command', 'request', null],
     ]);
   });
 });

@@ -57,8 +57,10 @@ export interface CompactionHistoryItem {
    */
   from: 'request' | 'policy';
   /**
-   * For a compaction commanded without a strategy: the revision (decimal string) of the policy
-   * event it used; null otherwise (automatic passes record none) and when its decision did not know it.
+   * For a pass on the session's policy (`from` `policy`: automatic, or commanded without a
+   * strategy): the revision (decimal string) of the policy event it was decided on; null for a
+   * command that named its strategy, when its decision did not know it, and for automatic passes
+   * recorded before they carried it (2026-12-05).
    */
   policyRevision: string | null;
   strategy: Strategy;
