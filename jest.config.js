@@ -13,8 +13,9 @@ const moduleNameMapper = {
   '^@lib/client$': '<rootDir>/libs/client/src',
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] };
-// A worker whose event loop is blocked for minutes is ended, naming its file (test/support/event-loop-watchdog.js).
-const setupFilesAfterEnv = ['<rootDir>/test/support/event-loop-watchdog.js'];
+// A worker whose event loop is blocked for minutes is ended, naming its file (test/support/event-loop-watchdog.js);
+// a failure holding a bigint reaches the report (test/support/bigint-failure-messages.js).
+const setupFilesAfterEnv = ['<rootDir>/test/support/event-loop-watchdog.js', '<rootDir>/test/support/bigint-failure-messages.js'];
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform, setupFilesAfterEnv };
 const os = require('node:os');
 
