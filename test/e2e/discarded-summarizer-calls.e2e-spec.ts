@@ -52,6 +52,18 @@ async function callsMade(n: number): Promise<void> {
   while (fake.calls < n) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
+/** The `discardedSummarizerCalls` of one answered call: the fake's `nth` call (from 1) reports nth × 100 prompt and nth × 10 completion tokens. */
+const oneCallOf = (nth: number) => ({
+  kind: 'openai-compatible',
+  model: MODEL,
+  calls: 1,
+  promptTokens: nth * 100,
+  completionTokens: nth * 10,
+  retries: 0,
+  unreportedUsageCalls: 0,
+  answeredModels: [MODEL],
+});
+
 describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-compatible summarizer)', () => {
   beforeAll(() => fake.start());
   const harness = useService(() => ({
@@ -292,16 +304,7 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
     const body = ErrorBodySchema.parse(answer.body);
     expect(body).toMatchObject({ code: 'session_not_found', erasedAt: erased.erasedAt });
     expect(body.message).toContain(`was erased at ${erased.erasedAt}`);
-    expect(body.discardedSummarizerCalls).toEqual({
-      kind: 'openai-compatible',
-      model: MODEL,
-      calls: 1,
-      promptTokens: (n + 1) * 100,
-      completionTokens: (n + 1) * 10,
-      retries: 0,
-      unreportedUsageCalls: 0,
-      answeredModels: [MODEL],
-    });
+    expect(body.discardedSummarizerCalls).toEqual(oneCallOf(n + 1));
   });
   it('the policy cleared while a compaction by policy waits for the model: the 400 naming strategy carries the call in discardedSummarizerCalls', async () => {
     const http = () => harness.http();
@@ -324,16 +327,7 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
     const body = ErrorBodySchema.parse(answer.body);
     expect(body).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy' });
     expect(body.message).toContain('summarizer call(s) made before were spent all the same (discardedSummarizerCalls)');
-    expect(body.discardedSummarizerCalls).toEqual({
-      kind: 'openai-compatible',
-      model: MODEL,
-      calls: 1,
-      promptTokens: (n + 1) * 100,
-      completionTokens: (n + 1) * 10,
-      retries: 0,
-      unreportedUsageCalls: 0,
-      answeredModels: [MODEL],
-    });
+    expect(body.discardedSummarizerCalls).toEqual(oneCallOf(n + 1));
     expect(fake.calls).toBe(n + 1);
   });
 });
