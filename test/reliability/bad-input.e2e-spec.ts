@@ -836,13 +836,13 @@ const CASES: BadRequest[] = [
     mentions: /^dryRun: a field of the JSON body, not a query parameter: send it in the body, e\.g\. \{"dryRun": true\}$/,
   },
   {
-    name: 'policy: dryRun as a query parameter (no field of its body)',
+    name: 'policy: dryRun as a query parameter (no field of its body: a policy has no dry run)',
     method: 'put',
     path: `${S}/policy?dryRun=true`,
     body: { strategy: { type: 'sliding-window', maxEvents: 10 } },
     status: 400,
     code: 'validation_failed',
-    mentions: /^dryRun: unknown query parameter "dryRun": remove it$/,
+    mentions: /^dryRun: a policy has no dry run: "dryRun" is a field of a compaction request only /,
   },
   {
     name: 'append events: a query parameter',

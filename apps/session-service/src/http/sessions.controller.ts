@@ -24,7 +24,8 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
-import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { BodyFields, ForeignBodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { POLICY_FOREIGN_FIELDS } from '../commands/misplaced-field';
 import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads, type RequestedBy } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
@@ -157,6 +158,7 @@ export class SessionsController {
   })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
+  @ForeignBodyFields(POLICY_FOREIGN_FIELDS)
   @ApiAnswer(SessionPolicyAnswerSchema, {
     errors: routeErrors(
       ['any', 'v1', 'sessionPath', 'body', 'write'],

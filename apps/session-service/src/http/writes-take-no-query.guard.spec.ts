@@ -1,7 +1,8 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InvalidRequestError } from '@lib/session';
-import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { BodyFields, ForeignBodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { POLICY_FOREIGN_FIELDS } from '../commands/misplaced-field';
 import { requestSchemas } from './request-schemas';
 
 const schemas = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1000 });
@@ -12,6 +13,7 @@ class Routes {
   compact(): void {}
 
   @BodyFields(schemas.policy)
+  @ForeignBodyFields(POLICY_FOREIGN_FIELDS)
   policy(): void {}
 
   @BodyFields(schemas.appendEvents)
@@ -46,7 +48,15 @@ describe('WritesTakeNoQueryGuard', () => {
       parameter: 'dryRun',
       message: 'dryRun: unknown query parameter "dryRun": remove it',
     });
-    expect(refusal(guard, contextOf(method, { dryRun: 'true' }, 'policy')).message).toBe('dryRun: unknown query parameter "dryRun": remove it');
+  });
+
+  // Newcomer ncverify52: PUT …/policy?dryRun=true was told "remove it", the body's dryRun why.
+  it('gives a query parameter that a policy does not take but a compaction does the advice the body gets', () => {
+    const refused = refusal(guard, contextOf('PUT', { dryRun: 'true' }, 'policy'));
+    expect(refused).toMatchObject({ code: 'validation_failed', parameter: 'dryRun' });
+    expect(refused.message).toBe(`dryRun: ${POLICY_FOREIGN_FIELDS.dryRun}`);
+    expect(refused.message).toMatch(/^dryRun: a policy has no dry run: /);
+    expect(refusal(guard, contextOf('PUT', { foo: '1' }, 'policy')).message).toBe('foo: unknown query parameter "foo": remove it');
   });
 
   it("tells a query parameter that is a field of the route's body where it belongs: the JSON body, with an example", () => {

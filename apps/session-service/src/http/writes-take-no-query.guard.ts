@@ -4,7 +4,9 @@
  * (`POST …/compactions?dryRun=true` compacted for real when the parameter was ignored). A
  * parameter that is a field of the route's JSON body ({@link BodyFields}) is told where it
  * belongs: `dryRun: a field of the JSON body, not a query parameter: send it in the body, e.g.
- * {"dryRun": true}`; any other is unknown (`foo: unknown query parameter "foo": remove it`).
+ * {"dryRun": true}`; one the route names as a field of other requests ({@link ForeignBodyFields}) gets
+ * its advice (`PUT …/policy?dryRun=true`: a policy has no dry run); any other is unknown (`foo: unknown
+ * query parameter "foo": remove it`).
  * Applied with the API-key guard to the controller of the write routes, after it (a request
  * without a key is still 401 first). The same guard refuses an HTTP precondition header
  * (`If-Match`, `If-None-Match`, `If-Unmodified-Since`, `If-Modified-Since`) on a write, before the
@@ -24,6 +26,13 @@ const NO_QUERY = z.strictObject({});
  * named like one of its fields is answered with where it belongs (the body) instead of "remove it".
  */
 export const BodyFields = Reflector.createDecorator<z.ZodObject>();
+
+/**
+ * Route decorator: fields of other requests that the route's body does not take, each with the
+ * advice for one sent (e.g. `POLICY_FOREIGN_FIELDS` on `PUT …/policy`: a policy has no dry run), so
+ * that the same name sent as a query parameter gets that advice, as in the body, not "remove it".
+ */
+export const ForeignBodyFields = Reflector.createDecorator<Readonly<Record<string, string>>>();
 
 /** True when `value` is an object without own enumerable keys (how the router gives a request without query). */
 function isEmptyObject(value: unknown): boolean {
@@ -118,6 +127,8 @@ export class WritesTakeNoQueryGuard implements CanActivate {
         'validation_failed',
       );
     }
+    const foreign = name !== undefined ? this.reflector.get(ForeignBodyFields, context.getHandler()) : undefined;
+    if (name !== undefined && foreign && Object.hasOwn(foreign, name)) throw new InvalidRequestError(name, `${name}: ${foreign[name]}`, 'validation_failed');
     validateQuery(NO_QUERY, query);
     return true;
   }
