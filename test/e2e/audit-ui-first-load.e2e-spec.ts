@@ -55,7 +55,7 @@ describeWithChromium('the audit page’s first load with API keys', () => {
       });
       await page.goto(`${harness.baseUrl}/ui/`);
       await page.locator('#key-prompt').waitFor();
-      expect(await page.locator('#key-prompt').innerText()).toMatch(/this service needs an API key/);
+      expect(await page.locator('#key-prompt').innerText()).toContain('This service needs an API key. Enter one of');
       expect(await page.locator('#mode').innerText()).toBe('api-keys');
       // Give a late read (one the page would still send) the time to show.
       await page.waitForTimeout(300);

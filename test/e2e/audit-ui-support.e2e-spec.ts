@@ -15,6 +15,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import type { Schemas, SessionServiceClient } from '@lib/client';
+import { EXTRACTIVE_SUMMARIZER_MODEL } from '@lib/compaction';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
 import { ControlledSummarizer } from '../support/service-harness';
@@ -164,7 +165,7 @@ describeWithChromium('audit page for a support engineer', () => {
       await tab.evaluate("sessionStorage.setItem('session-audit.apiKey', 'not-a-real-key-000')");
       await tab.locator('#as-of a').click();
       await tab.locator('#key-prompt').waitFor();
-      expect(await tab.locator('#key-prompt').innerText()).toContain('the service refused this API key');
+      expect(await tab.locator('#key-prompt').innerText()).toContain('The service refused this API key. Enter one of');
       expect(await tab.title()).not.toContain('sup-keyed');
       expect(await tab.locator('#announce').textContent()).not.toContain('sup-keyed');
       expect(await tab.evaluate("sessionStorage.getItem('session-audit.apiKey')")).toBeNull();
@@ -192,6 +193,67 @@ describeWithChromium('audit page for a support engineer', () => {
     await page.locator('#trigger-after').waitFor();
     expect(await page.locator('#trigger-after').innerText()).toBe('no longer fires');
     expect(await page.locator('#trigger-after').getAttribute('title')).toContain('no longer fires (triggerStillFires: false)');
+  });
+
+  // ncverify52 1: the details did not say which version of the stored policy a pass applied (the API's
+  // from and policyRevision); 4: an extractive pass read "1 call, 0 prompt + 0 completion tokens reported".
+  it("names the policy revision a pass applied, linked to the policy event's row; an extractive summarizer's pass spent no tokens", async () => {
+    const sessionId = 'sup-policy';
+    const path = { sessionId };
+    const turns = (round: number) =>
+      Array.from({ length: 8 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of round ${round}` }));
+    const policy = {
+      strategy: { type: 'rolling-summary' as const, keepTurns: 1, summarizeAtTokens: 10 },
+      trigger: { type: 'turn-count' as const, maxTurns: 2 },
+    };
+    // appended before the policy (4 turns, over its trigger): no automatic pass, they follow appends
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns(1) } });
+    const first = (await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).data!;
+    const { data: commanded } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: {} });
+    expect(commanded).toMatchObject({ outcome: 'compacted', from: 'policy', policyRevision: first.revision });
+    // the policy changed: the next append's automatic pass applies its new revision
+    const second = (
+      await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { ...policy, trigger: { type: 'turn-count', maxTurns: 3 } } })
+    ).data!;
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns(2) } });
+    let auto: Schemas['CompactionHistoryItem'] | undefined;
+    for (let tries = 0; !auto; tries++) {
+      if (tries > 200) throw new Error('no automatic pass recorded');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      auto = (await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data!.compactions.find((c) => c.origin === 'auto');
+    }
+    expect(auto).toMatchObject({ outcome: 'compacted', from: 'policy', policyRevision: second.revision });
+    expect(second.revision).not.toBe(first.revision);
+
+    const policyApplied = page.locator('#policy-applied');
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${commanded!.compactionId}`);
+    await policyApplied.waitFor();
+    expect(await policyApplied.innerText()).toBe(
+      `revision ${first.revision} of the stored policy (commanded without a strategy: its strategy, trigger and estimator applied)`,
+    );
+    expect(await page.locator('#summarizer-figures').innerText()).toBe(`extractive (no model, ${EXTRACTIVE_SUMMARIZER_MODEL}): no tokens spent`);
+    expect(await page.locator('#answered-models').count()).toBe(0);
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${auto.compactionId}`);
+    await page.locator(`#diff[data-compaction="${auto.compactionId}"]`).waitFor();
+    expect(await policyApplied.innerText()).toBe(`revision ${second.revision} of the stored policy (automatic pass)`);
+    // The revision links to the policy event's row, as "Go to revision" goes there.
+    const link = policyApplied.locator('a');
+    expect(await link.getAttribute('href')).toBe(`#/s/${sessionId}/r/${second.revision}`);
+    await link.click();
+    const target = page.locator('#timeline li.target');
+    await target.waitFor();
+    expect(await target.innerText()).toMatch(new RegExp(`^#${second.revision} .*policy set: rolling-summary`, 's'));
+    expect(await page.locator('#timeline-goto-status').innerText()).toMatch(new RegExp(`^went to revision ${second.revision} \\(row `));
+    expect(await page.evaluate('document.activeElement?.classList.contains("target")')).toBe(true);
+    // The link opened anew (not from the page on screen) goes there too.
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/r/${first.revision}`);
+    await page.locator('#timeline li.target').waitFor();
+    expect(await page.locator('#timeline li.target').innerText()).toMatch(new RegExp(`^#${first.revision} .*policy set: rolling-summary`, 's'));
+    // A pass that named its strategy applied no stored policy: no such line.
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compaction.compactionId}`);
+    await page.locator('#summarizer-figures').waitFor();
+    expect(compaction).toMatchObject({ from: 'request', policyRevision: null });
+    expect(await policyApplied.count()).toBe(0);
   });
 
   // ncsupport F3: a hit had no link to its row, a summary none to its compaction, and its time no clock named.

@@ -6,6 +6,9 @@
  *   #/s/<sessionId>            session page: facts, window-token chart, compactions, timeline, recall
  *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff);
  *                              an erased session id says when it was erased ({@link showErased})
+ *   #/s/<sessionId>/e/<event>  the same, its timeline gone to that event's row (a recall hit's row link)
+ *   #/s/<sessionId>/r/<rev>    the same, its timeline gone to revision <rev> as "Go to revision" does
+ *                              (a compaction's policy revision)
  *   #/erasures                 the tenant's erasures, without content ({@link renderErasures})
  * With API keys configured the key is asked once and kept in sessionStorage (the header names it by
  * its last 4 characters, {@link keyInUse}); without one the page shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
@@ -580,11 +583,14 @@ const sessionHref = (sessionId) => `#/s/${encodeURIComponent(sessionId)}`;
 
 // ---- key prompt -------------------------------------------------------------------------------
 
+/** `text` as the start of a sentence: its first letter capitalized (`the service refused this API key` → `The service …`). @param {string} text */
+const sentence = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
 /**
  * Shows the key prompt instead of the page: nothing of the tenant stays (the document title names
  * the prompt, the announcer is emptied), and a key the service refused leaves sessionStorage (a
  * new tab would send it again). "Forget API key" is hidden: there is no key left to forget.
- * @param {string} reason
+ * @param {string} reason why a key is needed, as a phrase (`this service needs an API key`): shown as a sentence, capitalized
  */
 function showKeyPrompt(reason) {
   sessionStorage.removeItem(KEY_STORAGE);
@@ -600,7 +606,7 @@ function showKeyPrompt(reason) {
       'section',
       { class: 'panel prompt', id: 'key-prompt' },
       h('h1', {}, 'API key needed'),
-      h('p', {}, `${reason}. Enter one of the service's API keys: it is kept in this tab only (sessionStorage) and sent as a Bearer token.`),
+      h('p', {}, `${sentence(reason)}. Enter one of the service's API keys: it is kept in this tab only (sessionStorage) and sent as a Bearer token.`),
       h(
         'form',
         {
@@ -1702,7 +1708,8 @@ function scrollIntoList(list, row) {
  * for a place not on this timeline); `viewAt(revision)`, which marks the rows as of that revision,
  * the one whose window "Window at revision" shows (undefined: as of the page's revision);
  * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
- * recall hit's row link), or says it is not on this timeline.
+ * recall hit's row link), or says it is not on this timeline; `goToRevision(revision)`, which is
+ * "Go to revision" (a link to a revision's row, such as a compaction's policy revision).
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -1712,6 +1719,7 @@ function scrollIntoList(list, row) {
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  *   viewAt: (revision: number | undefined) => void,
  *   goToEvent: (eventId: string) => void,
+ *   goToRevision: (revision: number) => void,
  * }} Timeline
  */
 
@@ -1954,6 +1962,21 @@ function timeline(log, byId, select, timeTravel, from) {
       h('a', { href: '#', id: 'timeline-time-reread', onclick: (e) => (e.preventDefault(), timeTravel.readAgainAt(resolved)) }, 'read again and go to it'),
     );
   };
+  /**
+   * "Go to revision" `asked`: the row at or after it marked and focused, the status saying where
+   * it went ({@link revisionTarget}), and the window right after it opened; the box shows `asked`.
+   * @param {number} asked
+   */
+  const goToRevision = (asked) => {
+    revision.value = String(asked);
+    const { index, text } = revisionTarget(rows, asked);
+    timeStatus.textContent = '';
+    revisionStatus.textContent = text;
+    if (index === undefined) return clearTarget();
+    draw(pageOf(index), index, 'target');
+    // The window the model was sent right after the revision asked (the row gone to may be a later one).
+    timeTravel.showWindow(asked);
+  };
   const pager = h(
     'nav',
     { class: 'pager', id: 'timeline-pager', 'aria-label': paged ? 'timeline pages' : 'timeline' },
@@ -1966,14 +1989,7 @@ function timeline(log, byId, select, timeTravel, from) {
         id: 'timeline-goto',
         onsubmit: (e) => {
           e.preventDefault();
-          const asked = Number(revision.value);
-          const { index, text } = revisionTarget(rows, asked);
-          timeStatus.textContent = '';
-          revisionStatus.textContent = text;
-          if (index === undefined) return clearTarget();
-          draw(pageOf(index), index, 'target');
-          // The window the model was sent right after the revision asked (the row gone to may be a later one).
-          timeTravel.showWindow(asked);
+          goToRevision(Number(revision.value));
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -2105,6 +2121,7 @@ function timeline(log, byId, select, timeTravel, from) {
       focusOn(el ?? row);
       return el ?? row;
     },
+    goToRevision,
     goToEvent: (eventId) => {
       const index = rows.findIndex((r) => r.eventId === eventId);
       timeStatus.textContent = '';
@@ -2201,12 +2218,63 @@ function basedOnText(basedOn, before) {
 }
 
 /**
+ * Which version of the session's stored policy a pass applied, for its details ("policy"), from
+ * its history item's `from` and `policyRevision`: the revision as a link to the policy event's row
+ * on the timeline ({@link revisionHref}), then what kind of pass applied it: `revision 21 of the
+ * stored policy (automatic pass)`, `revision 21 of the stored policy (commanded without a strategy:
+ * its strategy, trigger and estimator applied)`. A command by the policy whose revision was not
+ * known says so; undefined (no row) for a pass that named its strategy (`from` `request`) and
+ * for an automatic pass recorded before passes kept the revision (2026-12-05).
+ * @param {string} sessionId @param {CompactionItem} item
+ * @returns {Array<Node | string> | undefined}
+ */
+function policyParts(sessionId, item) {
+  if (item.from !== 'policy') return undefined;
+  const how = item.origin === 'auto' ? 'automatic pass' : 'commanded without a strategy: its strategy, trigger and estimator applied';
+  if (item.policyRevision === null) return item.origin === 'auto' ? undefined : [`the stored policy, its revision not recorded (${how})`];
+  const revision = item.policyRevision;
+  return [
+    h(
+      'a',
+      {
+        href: revisionHref(sessionId, revision),
+        class: 'policy-revision',
+        'aria-label': `revision ${revision}: go to the policy event on the timeline`,
+      },
+      `revision ${revision}`,
+    ),
+    ` of the stored policy (${how})`,
+  ];
+}
+
+/**
+ * A compaction's summarizer figures for its details: the model and {@link spendText}, the part
+ * discarded after `; of which discarded:`. The extractive summarizer (`kind` `extractive`, no
+ * model: each of its "calls" counts 0 tokens) reads `extractive (no model, extractive-v1): no
+ * tokens spent`, not `1 call, 0 prompt + 0 completion tokens reported`, which read as missing usage.
+ * @param {NonNullable<CompactionItem['summarizer']>} summarizer
+ * @returns {Array<Node | string>}
+ */
+function summarizerParts(summarizer) {
+  const { usage } = summarizer;
+  if (summarizer.kind === 'extractive' && usage.promptTokens === 0 && usage.completionTokens === 0)
+    return ['extractive (no model, ', stored(summarizer.model), '): no tokens spent'];
+  return [
+    stored(summarizer.model),
+    `: ${spendText(summarizer)}`,
+    // calls whose replies the pass did not use (planned again): part of the figures before
+    summarizer.discarded ? `; of which discarded: ${spendText(summarizer.discarded)}` : '',
+  ];
+}
+
+/**
  * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
  * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
  * before/after columns and late answers archived on arrival.
- * @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
+ * @param {string} sessionId @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
  */
-function diffView(diff, item, close) {
+function diffView(sessionId, diff, item, close) {
+  const policy = item === undefined ? undefined : policyParts(sessionId, item);
   /** Events written after the revision the pass planned on (appended while it ran: it was re-based onto them). */
   const planned = item === undefined ? undefined : BigInt(item.basedOnRevision);
   /** @param {string} title @param {CompactionDiff['before']} side */
@@ -2269,26 +2337,15 @@ function diffView(diff, item, close) {
                 h('dd', { id: 'requested-by' }, item.requestedBy ? requestedByParts(item.requestedBy) : 'not recorded (decided before requests were recorded)'),
               )
             : null,
+          // which version of the stored policy the pass applied (none for a pass that named its strategy)
+          policy ? h('div', {}, h('dt', {}, 'policy'), h('dd', { id: 'policy-applied' }, policy)) : null,
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
           h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
-          item.summarizer
-            ? h(
-                'div',
-                {},
-                h('dt', {}, 'summarizer'),
-                h(
-                  'dd',
-                  { id: 'summarizer-figures' },
-                  stored(item.summarizer.model),
-                  `: ${spendText(item.summarizer)}`,
-                  // calls whose replies the pass did not use (planned again): part of the figures before
-                  item.summarizer.discarded ? `; of which discarded: ${spendText(item.summarizer.discarded)}` : '',
-                ),
-              )
-            : null,
-          item.summarizer
+          item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', { id: 'summarizer-figures' }, summarizerParts(item.summarizer))) : null,
+          // the models the replies named; the extractive summarizer has no model and no replies
+          item.summarizer && item.summarizer.kind !== 'extractive'
             ? h(
                 'div',
                 {},
@@ -2644,6 +2701,19 @@ const RECALL_PAGE = 20;
  */
 const eventHref = (sessionId, eventId) => `${sessionHref(sessionId)}/e/${encodeURIComponent(eventId)}`;
 
+/**
+ * The link of a revision's row on a session's timeline, `#/s/<sessionId>/r/<revision>`: the page
+ * goes there as "Go to revision" does (a row without an event id, such as a policy event's).
+ * @param {string} sessionId @param {string} revision a decimal revision
+ */
+const revisionHref = (sessionId, revision) => `${sessionHref(sessionId)}/r/${revision}`;
+
+/**
+ * What a row link goes to on its session's timeline: an event ({@link eventHref}) or a revision
+ * ({@link revisionHref}).
+ * @typedef {{ eventId: string } | { revision: number }} RowLink
+ */
+
 /** @typedef {RecallPage['items'][number]} RecallHit */
 
 /**
@@ -2961,9 +3031,10 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
  *   compaction's (the page read again keeps its timeline where it was); the first page without it
  * @param {ResolvedTime} [goneTo] an event "Go to time" resolved to: the timeline opens on its row
- * @param {string} [eventId] an event of a recall hit's row link: the timeline goes to its row
+ * @param {RowLink} [rowLink] a row link's event or revision (a recall hit's row, a compaction's
+ *   policy revision): the timeline goes to its row
  */
-async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo, eventId) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo, rowLink) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions, historyRestarted, erased } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
@@ -3147,7 +3218,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       // Late answers archived on arrival after the page's revision are not shown, as in its list.
       const onArrival = diff.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
       if (wanted !== id) return;
-      diffSlot.replaceChildren(diffView({ ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton));
+      diffSlot.replaceChildren(diffView(sessionId, { ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton));
       if (moveFocus) {
         focusOn(/** @type {HTMLElement | null} */ (diffSlot.querySelector('#diff-heading')), true);
         announce(`Compaction ${revealedText(short(id))} details opened: Escape or Close closes them`);
@@ -3160,7 +3231,14 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision, goToEvent: logTimeline.goToEvent },
+    {
+      sessionId,
+      has: (id) => byId.has(id),
+      show: (id) => show(id, true, true),
+      timelineAt: logTimeline.firstRevision,
+      goToEvent: logTimeline.goToEvent,
+      goToRevision: logTimeline.goToRevision,
+    },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -3290,12 +3368,12 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
     windowSkip,
   );
   void show(selected, timelineAt === undefined);
-  if (eventId !== undefined) logTimeline.goToEvent(eventId);
+  if (rowLink !== undefined) 'eventId' in rowLink ? logTimeline.goToEvent(rowLink.eventId) : logTimeline.goToRevision(rowLink.revision);
   // Said once, now that the read is done (the loading line's progress is not a live region).
   announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
   // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
   if (routed) {
-    if (goneTo || eventId !== undefined) logTimeline.focusTarget();
+    if (goneTo || rowLink !== undefined) logTimeline.focusTarget();
     else focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
   }
 }
@@ -3323,6 +3401,7 @@ function pageTitle(sessionId, compactionId) {
  *   show: (compactionId: string | undefined) => Promise<void>,
  *   timelineAt: () => number | undefined,
  *   goToEvent: (eventId: string) => void,
+ *   goToRevision: (revision: number) => void,
  * }} ShownSession
  */
 
@@ -3453,7 +3532,7 @@ async function render(reread = false, goTo) {
     forget.hidden = false;
     showKeyInUse();
   }
-  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+))?/);
+  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+)|\/r\/(\d+))?/);
   /** @type {string | Array<Node | string>} */
   let what = 'The session list could not be read';
   try {
@@ -3461,13 +3540,14 @@ async function render(reread = false, goTo) {
       what = 'This link could not be opened';
       const sessionId = linkPart(match[1] ?? '');
       const selected = match[2] ? linkPart(match[2]) : undefined;
-      // A recall hit's row link: the timeline goes to that event.
-      const eventId = match[3] ? linkPart(match[3]) : undefined;
+      // A row link: the timeline goes to that event (a recall hit's) or revision (a compaction's policy revision).
+      /** @type {RowLink | undefined} */
+      const rowLink = match[3] ? { eventId: linkPart(match[3]) } : match[4] ? { revision: Number(match[4]) } : undefined;
       what = ['Session ', stored(sessionId), ' could not be read'];
-      if (!reread && eventId !== undefined && shownSession?.sessionId === sessionId) {
+      if (!reread && rowLink !== undefined && shownSession?.sessionId === sessionId) {
         clearBanner();
         await shownSession.show(undefined);
-        return shownSession.goToEvent(eventId);
+        return 'eventId' in rowLink ? shownSession.goToEvent(rowLink.eventId) : shownSession.goToRevision(rowLink.revision);
       }
       // A compaction of the page's list (or none) opens in place; another one (written since, or
       // unknown) reads the session again, so its list, chart and timeline include it.
@@ -3479,7 +3559,7 @@ async function render(reread = false, goTo) {
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
       try {
-        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined, eventId);
+        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined, rowLink);
       } catch (err) {
         // An erased session id: when it was erased, not a bare "not found".
         if (!(err instanceof ApiError && err.code === 'session_not_found' && err.erasedAt !== undefined)) throw err;
