@@ -127,10 +127,15 @@ const NAME = /^[A-Za-z_][\w-]*$/;
  * key (`user_id` of `"user_id": …`, its pair `user_id=…` is listed); with `truncate` (the
  * unbudgeted list), a value listed inside a `key=value` pair (`10029` beside `zip=10029`); without
  * it, both stay and the packed form keeps the shorter bare value (see rankArtefacts). Linear in
- * the texts' length.
+ * the texts' length. `shortened`: whether a value was middle-truncated.
  */
-function collectArtefacts(texts: readonly string[], truncate = true): string[] {
-  const cut = (value: string) => (truncate ? truncateMiddle(value, MAX_ARTEFACT_LENGTH, AT_WORDS) : value);
+function collectArtefacts(texts: readonly string[], truncate = true): string[] & { shortened: boolean } {
+  let shortened = false;
+  const cut = (value: string) => {
+    if (!truncate || value.length <= MAX_ARTEFACT_LENGTH) return value;
+    shortened = true;
+    return truncateMiddle(value, MAX_ARTEFACT_LENGTH, AT_WORDS);
+  };
   const found: { at: number; index: number; value: string }[] = [];
   texts.forEach((text, index) => {
     const dates: { start: number; end: number }[] = [];
@@ -189,11 +194,12 @@ function collectArtefacts(texts: readonly string[], truncate = true): string[] {
     }
   }
   const pairValues = new Set(unique.filter((v) => /^[A-Za-z_][\w-]*=./.test(v)).map((v) => v.slice(v.indexOf('=') + 1)));
-  return unique.filter((v) => {
+  const artefacts = unique.filter((v) => {
     const keys = asKey.get(v) ?? 0;
     if (keys > 0 && keys >= (asWord.get(v) ?? 0)) return false;
     return !truncate || !pairValues.has(v);
   });
+  return Object.assign(artefacts, { shortened });
 }
 
 /** Marker of an assistant line's tool calls (see the formatter). */
@@ -336,7 +342,10 @@ interface ExtractedParts {
   previous: string;
   userLines: string[];
   tools: string[];
+  /** At most {@link MAX_ARTEFACTS} + 1 (see collectArtefacts). */
   artefacts: string[];
+  /** Whether an artefact was middle-truncated (over {@link MAX_ARTEFACT_LENGTH}): the unbudgeted rendering then lacks part of it. */
+  artefactsShortened: boolean;
   lastLines: string[];
   /** Every archived event's formatted text on one line (whitespace runs collapsed), oldest first. */
   eventLines: string[];
@@ -362,12 +371,14 @@ function userLinesOf(events: readonly string[]): string[] {
 
 function extractParts(request: SummaryRequest): ExtractedParts {
   const events = request.toSummarize;
+  const artefacts = collectArtefacts(events);
   return {
     header: `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`,
     previous: mergePreviousSummaries(request.currentSummaries),
     userLines: userLinesOf(events),
     tools: [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)),
-    artefacts: collectArtefacts(events).slice(0, MAX_ARTEFACTS + 1),
+    artefacts: artefacts.slice(0, MAX_ARTEFACTS + 1),
+    artefactsShortened: artefacts.shortened,
     lastLines: events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`),
     eventLines: events.map((t) => t.replace(/\s+/g, ' ').trim()),
   };
@@ -453,16 +464,19 @@ function artefactRank(value: string): number {
  * source (`sources` in order: the user messages', the previous summary's, the other events'), then
  * by first appearance; each once, none over {@link MAX_ARTEFACT_LENGTH}, no tool name, and none
  * that stands whole (between non-alphanumerics) inside an artefact ranked at least as high (`825`
- * inside `address1=825 Laurel Lane`). At most {@link MAX_PACKED_ARTEFACTS}; `dropped` counts the rest.
+ * inside `address1=825 Laurel Lane`). At most {@link MAX_PACKED_ARTEFACTS}; `dropped` counts the rest
+ * (the ones over {@link MAX_ARTEFACT_LENGTH} included), `droppedIdentifiers` those of them ranked 0.
  */
-function rankArtefacts(sources: ReadonlyArray<readonly string[]>, tools: ReadonlySet<string>): string[] & { dropped: number } {
+function rankArtefacts(sources: ReadonlyArray<readonly string[]>, tools: ReadonlySet<string>): string[] & { dropped: number; droppedIdentifiers: number } {
   const seen = new Set<string>();
   const all: { value: string; rank: number; key: number }[] = [];
+  const tooLong: number[] = [];
   sources.forEach((values) => {
     for (const value of values) {
-      if (value.length > MAX_ARTEFACT_LENGTH || seen.has(value) || tools.has(value)) continue;
+      if (seen.has(value) || tools.has(value)) continue;
       seen.add(value);
-      all.push({ value, rank: artefactRank(value), key: all.length });
+      if (value.length > MAX_ARTEFACT_LENGTH) tooLong.push(artefactRank(value));
+      else all.push({ value, rank: artefactRank(value), key: all.length });
     }
   });
   all.sort((a, b) => a.rank - b.rank || a.key - b.key);
@@ -476,8 +490,10 @@ function rankArtefacts(sources: ReadonlyArray<readonly string[]>, tools: Readonl
     const inside = new RegExp(`(?<![A-Za-z0-9])${escape(a.value)}(?![A-Za-z0-9])`);
     return !considered.some((b) => b !== a && b.rank <= a.rank && b.value.length > a.value.length && pairValue(b.value) !== a.value && inside.test(b.value));
   });
-  const out = kept.slice(0, MAX_PACKED_ARTEFACTS).map((a) => a.value) as string[] & { dropped: number };
-  out.dropped = all.length - considered.length + Math.max(0, kept.length - MAX_PACKED_ARTEFACTS);
+  const out = kept.slice(0, MAX_PACKED_ARTEFACTS).map((a) => a.value) as string[] & { dropped: number; droppedIdentifiers: number };
+  const left = [...all.slice(considered.length), ...kept.slice(MAX_PACKED_ARTEFACTS)].map((a) => a.rank).concat(tooLong);
+  out.dropped = left.length;
+  out.droppedIdentifiers = left.filter((rank) => rank === 0).length;
   return out;
 }
 
@@ -536,8 +552,9 @@ function previousItems(previous: string): { lines: { text: string; group?: strin
  * newest event, the previous summary's lines, the other user messages (newest first), the tools
  * and the other last events, in that priority. Each is taken whole or left out (a long line is
  * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
- * nothing kept is left out, its heading included; a section with some items left out says how
- * many (`(+N more)`). `fits` is the final check: the largest kept set whose rendering was seen to
+ * nothing kept is left out, its heading included, but for the artefacts (their heading and
+ * `(+N more)` are reserved first: an identifier is never left out uncounted); a section with some
+ * items left out says how many (`(+N more)`, see {@link listedOrCounted}). `fits` is the final check: the largest kept set whose rendering was seen to
  * fit is returned, or undefined when no item fits beside the header. The greedy pass reserves room
  * for a `(+N more)` line in each section it opens; up to {@link MAX_FILL_TRIES} further items (in
  * priority, each no costlier than what is left of the budget) are then tried on the whole rendering,
@@ -633,9 +650,10 @@ function packSummary(
     };
     const inline = (s: 'tools' | 'artefacts', title: string) => {
       const kept = by(s);
-      if (kept.length === 0) return;
-      const n = more(s, kept.length);
-      blocks.push(section(title, [`${kept.map((k) => k.text).join(', ')}${n > 0 ? ` (+${n} more)` : ''}`]));
+      // the artefacts (the identifiers first) are never left out uncounted: at worst their heading and "(+N more)"
+      if (kept.length === 0 && (s !== 'artefacts' || totals.artefacts === 0)) return;
+      const texts = kept.map((k) => k.text);
+      blocks.push(section(title, [listedOrCounted(texts, more(s, kept.length))]));
     };
     list('users', TITLES.users);
     inline('tools', TITLES.tools);
@@ -659,6 +677,11 @@ function packSummary(
   const kept: PackItem[] = [];
   let used = estimator.count(parts.header);
   let chars = parts.header.length;
+  if (totals.artefacts > 0) {
+    opened.add('artefacts');
+    used += titleCost('artefacts');
+    chars += TITLES.artefacts.length + 16;
+  }
   for (const p of priority) {
     const extra = costOf(p) + (opened.has(p.section) ? 0 : titleCost(p.section)) + (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0);
     const extraChars = p.text.length + 2 + (opened.has(p.section) ? 0 : TITLES[p.section].length + 16) + (p.group?.length ?? 0) + 1;
@@ -739,22 +762,55 @@ export function minCompactSummaryUnits(estimator: Pick<TokenEstimator, 'name'>):
 /** Share of the compact form's room its identifiers line may take (the archived lines get the rest). */
 const COMPACT_IDENTIFIER_SHARE = 1 / 3;
 
+/** Most times the compact form fits its text to the room its identifiers line leaves (see compactSummary). */
+const COMPACT_ROUNDS = 3;
+
 /** Title of the compact form's identifiers line. */
 const IDENTIFIERS_LINE = 'Identifiers: ';
+
+/**
+ * The one rule of every list a budget cuts (the packed summary's inline sections, the compact
+ * form's identifiers line): the items kept, in order, comma-separated, then how many were left
+ * out, ` (+N more)` (`more` > 0); `(+N more)` alone when none is kept. So nothing a list leaves out
+ * goes uncounted (newcomer ncverify52). '' when there is nothing to list or count.
+ */
+function listedOrCounted(kept: readonly string[], more: number): string {
+  const list = kept.join(', ');
+  if (more <= 0) return list;
+  return list === '' ? `(+${more} more)` : `${list} (+${more} more)`;
+}
+
+/**
+ * The compact form's `Identifiers: a, b (+N more)` line for `ids` (those its text lacks, most
+ * telling first) and `uncounted` more never considered (see rankArtefacts): each id in turn is
+ * listed if the line, its newline before and count included, stays within `room` (estimator units), else
+ * skipped (a shorter one after it may fit); the others are counted ({@link listedOrCounted}).
+ * '' when there is none. Over `room` only when `Identifiers: (+N more)` alone is: an identifier
+ * is never left out uncounted.
+ */
+function identifiersLine(ids: readonly string[], uncounted: number, room: number, estimator: TokenEstimator): string {
+  const total = ids.length + uncounted;
+  if (total === 0) return '';
+  const line = (listed: readonly string[]) => `${IDENTIFIERS_LINE}${listedOrCounted(listed, total - listed.length)}`;
+  const listed: string[] = [];
+  for (const id of ids) if (estimator.count(`\n${line([...listed, id])}`) <= room) listed.push(id);
+  return line(listed);
+}
 
 /**
  * The identifiers of `request` (rank 0 of {@link artefactRank}: ids mixing letters and digits,
  * e-mails, URLs, paths, long numbers), the user messages' and the previous summary's first, each
  * once, no tool name.
  */
-function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): string[] {
+function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): string[] & { dropped: number } {
   const events = request.toSummarize;
   const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
   const pool = rankArtefacts(
     [collectArtefacts(userTexts, false), previousItems(parts.previous).artefacts, collectArtefacts(events, false)],
     new Set([...toolNames(events).keys()]),
   );
-  return pool.filter((a) => artefactRank(a) === 0);
+  const identifiers = pool.filter((a) => artefactRank(a) === 0);
+  return Object.assign(identifiers, { dropped: pool.droppedIdentifiers });
 }
 
 /**
@@ -762,28 +818,55 @@ function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): str
  * pass): no header or headings, the previous summary's content then the archived events as they
  * are (one line each). When they do not fit, they are middle-truncated (between words) so the
  * oldest and the newest lines stay, and the identifiers that the cut left out (see
- * {@link compactIdentifiers}) follow on an `Identifiers: …` line, within a third of the room.
+ * {@link compactIdentifiers}) follow on an `Identifiers: …` line, as many as fit within a third
+ * of the room, the others counted (`(+N more)`, see {@link identifiersLine}): none goes uncounted.
+ * When only counting them leaves the text room for more identifiers, or as many and more text (a
+ * text whose words cost many tokens each is cut coarsely), they are only counted.
  * The room is `textBudget` (estimator units), but never less than {@link minCompactSummaryUnits}
- * of content plus the omission marker's cost, so a summary always holds some of the archived text
- * beyond the marker, for every estimator. Never blank.
+ * of content plus the omission marker's cost (and then, the budget exceeded anyway, plus the cost
+ * of the identifiers' `(+N more)`, a marker too), so a summary always holds some of the archived
+ * text beyond the markers, for every estimator. Never blank.
  */
 function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
   const text = [parts.previous, ...parts.eventLines].filter((l) => l !== '').join('\n');
   if (text.trim() === '') return parts.header;
   // the marker's longest form: it is not content, so it never eats into the floor
   const marker = estimator.count(` [… ${text.length} characters omitted …] `);
-  const room = Math.max(textBudget, minCompactSummaryUnits(estimator) + marker);
+  const floor = minCompactSummaryUnits(estimator) + marker;
+  const room = Math.max(textBudget, floor);
   if (fitsTokens(text, room, estimator)) return text.trim();
   const fitBody = (share: number) => fitTextToTokens(text, Math.max(0, Math.floor(share)), estimator, AT_WORDS).trim();
+  const ids = compactIdentifiers(request, parts);
   const draft = fitBody(room * (1 - COMPACT_IDENTIFIER_SHARE));
-  const missing = compactIdentifiers(request, parts).filter((id) => !draft.includes(id));
-  let line = '';
-  for (const id of missing) {
-    const next = line === '' ? `${IDENTIFIERS_LINE}${id}` : `${line}, ${id}`;
-    if (estimator.count(`${next}\n`) > room * COMPACT_IDENTIFIER_SHARE) break;
-    line = next;
-  }
-  const body = line === '' ? fitBody(room) : fitBody(room - estimator.count(`\n${line}`));
+  const lacking = (kept: string) => ids.filter((id) => !kept.includes(id));
+  // what a line takes from the room: all its cost, but under the floor (a summary over its budget
+  // anyway) its count is a marker as the omission marker is, and never eats into the floor's content
+  const taken = (line: string) => {
+    const whole = line === '' ? 0 : estimator.count(`\n${line}`);
+    const count = textBudget < floor ? /\(\+\d+ more\)$/.exec(line) : null;
+    return count === null ? whole : Math.max(0, whole - estimator.count(` ${count[0]}`));
+  };
+  // the text gets the room `line` leaves, then the line is made again against the text kept (not
+  // the draft), never costlier: as it lists or counts less, the text gets more, until neither changes
+  const settle = (first: string) => {
+    let line = first;
+    let body: string | undefined;
+    for (let round = 0; round < COMPACT_ROUNDS; round++) {
+      const next = fitBody(room - taken(line));
+      if (next === body) break;
+      body = next;
+      line = identifiersLine(lacking(body), ids.dropped, line === '' ? 0 : estimator.count(`\n${line}`), estimator);
+    }
+    const kept = body ?? '';
+    return { body: kept, line, present: ids.filter((id) => kept.includes(id) || line.includes(id)).length };
+  };
+  // the identifiers the draft lacks listed in a third of the room, or only counted, the text then
+  // given that room: whichever holds more identifiers (text and line), then more of the text
+  const missing = lacking(draft);
+  const listing = settle(identifiersLine(missing, ids.dropped, room * COMPACT_IDENTIFIER_SHARE, estimator));
+  const counting = missing.length + ids.dropped > 0 ? settle(identifiersLine(missing, ids.dropped, 0, estimator)) : listing;
+  const countingBetter = counting.present > listing.present || (counting.present === listing.present && counting.body.length > listing.body.length);
+  const { body, line } = countingBetter ? counting : listing;
   const fitted = line === '' ? body : body === '' ? line : `${body}\n${line}`;
   return fitted !== '' ? fitted : parts.header;
 }
@@ -827,7 +910,7 @@ export interface ExtractiveSummaryOptions {
  * large numbers; those of the user messages and the previous summary first) come before prose,
  * after the user's first and newest messages; the result also stays within `maxChars`. When even
  * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
- * headings) is middle-truncated to the budget (the identifiers the cut leaves out listed after it), or to
+ * headings) is middle-truncated to the budget (the identifiers the cut leaves out listed after it, those that do not fit counted, "(+N more)"), or to
  * {@link minCompactSummaryUnits} of content (32 tokens, 128 code units for `chars`) when the budget leaves less for the text
  * (the summary then costs more than its budget).
  *
@@ -857,7 +940,8 @@ function budgetedSummary(request: SummaryRequest, maxChars: number, estimator: T
   const budget = Math.floor(request.maxSummaryTokens);
   const fits = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) <= budget;
   // as it is only when nothing was left out of it: else the budgeted packing, which keeps the identifiers first and counts what it leaves out (newcomer ncsummaryfacts F1)
-  if (fits(full) && parts.artefacts.length <= MAX_ARTEFACTS && renderParts(parts, Infinity) === full) return full;
+  // (an artefact middle-truncated is left out in part: newcomer ncverify52)
+  if (fits(full) && parts.artefacts.length <= MAX_ARTEFACTS && !parts.artefactsShortened && renderParts(parts, Infinity) === full) return full;
   // sections share what the header and titles leave, so the bound never cuts through them
   const overhead = renderOverhead(parts);
   const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);

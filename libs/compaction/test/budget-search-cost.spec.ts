@@ -61,7 +61,7 @@ describe('the compact summary of 1.8 MB of adversarial texts within a budget of 
     maxSummaryTokens: 1,
   };
 
-  it('never counts a long candidate whole (the cost: 7.6–17 s of CPU before, 1.2–1.6 s since; measured by bench, not here), the same text as before (but for the tail of ideographs kept)', () => {
+  it('never counts a long candidate whole (the cost: 7.6–17 s of CPU before, 1.2–1.6 s since; measured by bench, not here), the same text as before (but for the tail of ideographs kept and the identifiers line)', () => {
     // The search's cost came from whole counts of candidates far over the budget (hundreds of
     // thousands of characters). Counted here instead of timed (a timed assertion failed at 4.1 s of
     // CPU on a loaded CI machine): every whole count is of a short text, the long ones go through
@@ -76,8 +76,9 @@ describe('the compact summary of 1.8 MB of adversarial texts within a budget of 
     };
     const summary = extractiveSummary(request, { estimator: watched, maxLength: 1_000_000 });
     // the last text is a run of ideographs: its tail is kept, cut between words (newcomer ncintl F10:
-    // it was dropped whole, the summary only the marker and `Assistant: ok`)
-    expect(summary).toBe('User: [… 1600045 characters omitted …] 锁僯俫賌塩浽轩暡姵庄摑喽瀠\nAssistant: ok');
+    // it was dropped whole, the summary only the marker and `Assistant: ok`); the identifiers the cut
+    // left out are listed as room allows and the others counted (newcomer ncverify52: they were dropped silently)
+    expect(summary).toBe('User: [… 1600050 characters omitted …] 浽轩暡姵庄摑喽瀠\nAssistant: ok\nIdentifiers: C0wS (+28941 more)');
     expect(Math.max(0, ...wholeCounts)).toBeLessThan(10_000);
     expect(Math.max(0, ...boundedCounts)).toBeGreaterThan(1_000_000);
   });
