@@ -61,19 +61,29 @@ describe('requestedBy in decisions and erasure records', () => {
     expect(list.body.compactions[0]).toMatchObject({ origin: 'auto', requestedBy: null, trigger: { type: 'turn-count', maxTurns: 2 } });
   });
 
-  it('marks a request id the service made (no usable X-Request-Id) as requestIdFrom service, one the client sent as client', async () => {
+  it('marks a request id the service made (no X-Request-Id) as requestIdFrom service; refuses an unusable one, compacting nothing', async () => {
     await harness
       .http()
       .post('/v1/sessions/who2/events')
       .set('Authorization', `Bearer ${OPS}`)
       .send({ events: events(8) })
       .expect(201);
-    // A header with a space is not usable: the service makes a UUID.
-    const made = await harness
+    // A header with a space is not usable: the compaction is refused (it ran under a UUID the service made before 2026-12-05).
+    const refused = await harness
       .http()
       .post('/v1/sessions/who2/compactions')
       .set('Authorization', `Bearer ${OPS}`)
       .set('X-Request-Id', 'approved by CISO')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 6 } })
+      .expect(400);
+    expect(refused.body).toMatchObject({ code: 'validation_failed', parameter: 'X-Request-Id' });
+    const none = await harness.http().get('/v1/sessions/who2/compactions').set('Authorization', `Bearer ${OPS}`).expect(200);
+    expect(none.body.compactions).toEqual([]);
+    // Without the header the service makes a UUID.
+    const made = await harness
+      .http()
+      .post('/v1/sessions/who2/compactions')
+      .set('Authorization', `Bearer ${OPS}`)
       .send({ strategy: { type: 'sliding-window', maxEvents: 6 } })
       .expect(200);
     const item = await harness.http().get(`/v1/sessions/who2/compactions/${made.body.compactionId}`).set('Authorization', `Bearer ${OPS}`).expect(200);

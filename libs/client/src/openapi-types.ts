@@ -616,7 +616,7 @@ export interface components {
             message: string;
             /** @description projection_behind: the position waited for */
             minPosition?: string;
-            /** @description the offending field or query parameter (a JSON path such as events[2].text), for 400s */
+            /** @description the offending field, query parameter or header (a JSON path such as events[2].text, or a name such as X-Request-Id), for 400s */
             parameter?: string;
             /**
              * @description counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)
@@ -1042,7 +1042,7 @@ export interface components {
             /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
             requestId?: string;
             /**
-             * @description HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was
+             * @description HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made for a request without one; before 2026-12-05 also for one it could not use); absent over NATS and in records written before it was
              * @enum {string}
              */
             requestIdFrom?: "client" | "service";
@@ -1401,7 +1401,7 @@ export interface components {
         "X-RateLimit-Remaining": number;
         /** @description seconds from now (rounded up) until the budget's window ends, or on a 429 until the block ends: a number of seconds, not a clock time; absent when the rate limit is off */
         "X-RateLimit-Reset": number;
-        /** @description the request's id: the client's X-Request-Id when it is usable (1 to 128 printable ASCII characters, no spaces), else one the service made (a UUID); the request log line and the history's requestedBy.requestId name the request by it */
+        /** @description the request's id: the client's X-Request-Id when it is usable (1 to 128 printable ASCII characters, no spaces), else one the service made (a UUID: a read's unusable id is replaced, a write with one is refused, 400 validation_failed, parameter X-Request-Id); the request log line and the history's requestedBy.requestId name the request by it */
         "X-Request-Id": string;
     };
     pathItems: never;

@@ -44,7 +44,7 @@ export type InvalidRequestCode =
  * these in its `Error` schema.
  */
 export interface SessionErrorDetails {
-  /** The offending field or query parameter (a request JSON path such as `events[2].text`). */
+  /** The offending field, query parameter or header (a request JSON path such as `events[2].text`, or a header's name such as `X-Request-Id`). */
   parameter?: string;
   /** `wrong_expected_revision`: what the request sent (`no_stream`, `stream_exists`, `any` or a revision). */
   expected?: string;

@@ -16,7 +16,7 @@ import { MAX_REQUEST_ID_LENGTH } from '../observability/request-id';
 /** The header objects, by name, as `components.headers` holds them. */
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
-    description: `the request's id: the client's X-Request-Id when it is usable (1 to ${MAX_REQUEST_ID_LENGTH} printable ASCII characters, no spaces), else one the service made (a UUID); the request log line and the history's requestedBy.requestId name the request by it`,
+    description: `the request's id: the client's X-Request-Id when it is usable (1 to ${MAX_REQUEST_ID_LENGTH} printable ASCII characters, no spaces), else one the service made (a UUID: a read's unusable id is replaced, a write with one is refused, 400 validation_failed, parameter X-Request-Id); the request log line and the history's requestedBy.requestId name the request by it`,
     required: true,
     schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH },
   },

@@ -119,7 +119,10 @@ export const ErrorCodeSchema = named(
 
 /** The details an error may add to `{ code, message }`: exactly {@link SessionErrorDetails}'s fields (this does not compile otherwise). */
 const errorDetails = {
-  parameter: z.string().optional().describe('the offending field or query parameter (a JSON path such as events[2].text), for 400s'),
+  parameter: z
+    .string()
+    .optional()
+    .describe('the offending field, query parameter or header (a JSON path such as events[2].text, or a name such as X-Request-Id), for 400s'),
   expected: z
     .string()
     .optional()
@@ -618,7 +621,7 @@ export const RequestedBySchema = named(
       .enum(['client', 'service'])
       .optional()
       .describe(
-        "HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was",
+        "HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made for a request without one; before 2026-12-05 also for one it could not use); absent over NATS and in records written before it was",
       ),
     via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
   }),

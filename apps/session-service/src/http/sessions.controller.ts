@@ -25,6 +25,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { BodyFields, ForeignBodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { WriteRequestIdGuard } from './write-request-id.guard';
 import { POLICY_FOREIGN_FIELDS } from '../commands/misplaced-field';
 import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads, type RequestedBy } from '@lib/session';
@@ -77,8 +78,9 @@ const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1
 @ApiBearerAuth()
 @ApiSecurity(API_KEY_HEADER_SCHEME)
 // Every write route is here: the second guard refuses their query parameters (e.g. ?dryRun=true, which belongs in the
-// body: @BodyFields names a route's body fields, so such a parameter is told so).
-@UseGuards(ApiKeyGuard, WritesTakeNoQueryGuard)
+// body: @BodyFields names a route's body fields, so such a parameter is told so). The third refuses their unusable
+// X-Request-Id (the resend's and the audit's key), which a read has replaced by a made-up id.
+@UseGuards(ApiKeyGuard, WritesTakeNoQueryGuard, WriteRequestIdGuard)
 @Controller('v1/sessions/:sessionId')
 export class SessionsController {
   private readonly schemas: RequestSchemas;

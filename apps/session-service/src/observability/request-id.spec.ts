@@ -3,7 +3,15 @@ import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import pinoHttp from 'pino-http';
 import fc from 'fast-check';
-import { echoRequestIds, FASTIFY_REQUEST_ID_OPTIONS, isUsableRequestId, MAX_REQUEST_ID_LENGTH, requestIdOf, requestIdOfRawHead } from './request-id';
+import {
+  echoRequestIds,
+  FASTIFY_REQUEST_ID_OPTIONS,
+  isUsableRequestId,
+  MAX_REQUEST_ID_LENGTH,
+  requestIdOf,
+  requestIdOfRawHead,
+  requestIdProblem,
+} from './request-id';
 import { requestLogSerializers } from './request-log';
 
 /** A Fastify app with the service's request id options, echo hook and pino-http request line (as nestjs-pino wires it), and the lines it logged. */
@@ -59,9 +67,22 @@ describe('request ids', () => {
   it('usable ids are exactly 1 to 128 printable ASCII characters without spaces', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 140 }), (value) => {
-        expect(isUsableRequestId(value)).toBe(value.length >= 1 && value.length <= MAX_REQUEST_ID_LENGTH && [...value].every((c) => c > ' ' && c <= '~'));
+        const usable = value.length >= 1 && value.length <= MAX_REQUEST_ID_LENGTH && [...value].every((c) => c > ' ' && c <= '~');
+        expect(isUsableRequestId(value)).toBe(usable);
+        // The one rule: what is wrong is said exactly when the id is not usable.
+        expect(requestIdProblem(value) === undefined).toBe(usable);
       }),
     );
+  });
+
+  it('says what makes an id unusable and what to fix', () => {
+    expect(requestIdProblem('x'.repeat(MAX_REQUEST_ID_LENGTH + 1))).toBe(
+      'is 129 characters long, over the 128 allowed: shorten it (a UUID or a hash of your id fits)',
+    );
+    expect(requestIdProblem('x'.repeat(MAX_REQUEST_ID_LENGTH))).toBeUndefined();
+    expect(requestIdProblem('has space')).toBe('holds a space at character 4: remove or replace it (e.g. by - or _)');
+    expect(requestIdProblem('a\u007fb')).toBe('holds 0x7F, not printable ASCII, at character 2: remove or replace it (e.g. by - or _)');
+    expect(requestIdProblem('')).toBe('is empty: send an id, or leave the header out');
   });
 });
 

@@ -2,7 +2,10 @@
  * Request correlation: each request's id, the client's `X-Request-Id` when it is short printable
  * ASCII ({@link isUsableRequestId}), else one made here (a random UUID). Fastify's `genReqId` and
  * pino-http's read it through {@link requestIdOf}, so `request.id`, the request log line's `req.id`
- * and the `X-Request-Id` answer header ({@link echoRequestIds}) are the same id.
+ * and the `X-Request-Id` answer header ({@link echoRequestIds}) are the same id. A write route
+ * refuses an unusable one before it runs (`../http/write-request-id.guard.ts`, with
+ * {@link requestIdHeaderProblem}): there the id is the resend's key and the audit's, so a write
+ * runs under a made-up id only when it came without the header.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -10,12 +13,50 @@ import type { FastifyInstance } from 'fastify';
 
 /** The header a client's request id is read from and every answer's id is sent in. */
 export const REQUEST_ID_HEADER = 'x-request-id';
-/** Longest client request id taken as is (characters); a longer one is replaced by a made-up id. */
+/** Longest client request id taken (characters): a longer one is refused on a write, replaced by a made-up id on a read. */
 export const MAX_REQUEST_ID_LENGTH = 128;
 
-/** Whether `value` (a header's value) is a usable request id: 1 to {@link MAX_REQUEST_ID_LENGTH} printable ASCII characters, no spaces. */
+/** The rule of a usable request id in words, for messages and documentation. */
+export const REQUEST_ID_RULE = `1 to ${MAX_REQUEST_ID_LENGTH} printable ASCII characters (letters, digits, punctuation) without spaces`;
+
+/** A usable request id's characters: printable ASCII without the space (0x21 to 0x7E), at least one. */
+const REQUEST_ID_CHARACTERS = /^[\x21-\x7e]+$/;
+
+/**
+ * The one rule of a client's request id: what makes `value` (an `X-Request-Id` header's value as
+ * Node gives it, latin1: one character per byte) unusable, in words with what to fix, e.g. `is 129
+ * characters long, over the 128 allowed: shorten it (a UUID or a hash of your id fits)`; undefined
+ * when it is usable: {@link REQUEST_ID_RULE}. Costs one regular-expression test for a usable id.
+ */
+export function requestIdProblem(value: string): string | undefined {
+  if (value.length <= MAX_REQUEST_ID_LENGTH && REQUEST_ID_CHARACTERS.test(value)) return undefined;
+  if (value.length === 0) return 'is empty: send an id, or leave the header out';
+  if (value.length > MAX_REQUEST_ID_LENGTH)
+    return `is ${value.length} characters long, over the ${MAX_REQUEST_ID_LENGTH} allowed: shorten it (a UUID or a hash of your id fits)`;
+  let at = 0;
+  while (at < value.length && value.charCodeAt(at) >= 0x21 && value.charCodeAt(at) <= 0x7e) at++;
+  const code = value.charCodeAt(at);
+  const what = code === 0x20 ? 'a space' : code === 0x09 ? 'a tab' : `0x${code.toString(16).toUpperCase().padStart(2, '0')}, not printable ASCII,`;
+  return `holds ${what} at character ${at + 1}: remove or replace it (e.g. by - or _)`;
+}
+
+/** Whether `value` (a header's value) is a usable request id ({@link requestIdProblem}: {@link REQUEST_ID_RULE}). */
 export function isUsableRequestId(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_REQUEST_ID_LENGTH && /^[\x21-\x7e]+$/.test(value);
+  return typeof value === 'string' && requestIdProblem(value) === undefined;
+}
+
+/**
+ * What makes the `X-Request-Id` of the request `req` (the raw Node request) unusable
+ * ({@link requestIdProblem}), or undefined when it has none or a usable one. A header sent on
+ * several lines (which Node joins with `, `) is told so: `is sent on 2 header lines: send it once`.
+ */
+export function requestIdHeaderProblem(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): string | undefined {
+  const value = req.headers[REQUEST_ID_HEADER];
+  if (value === undefined) return undefined;
+  let lines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === REQUEST_ID_HEADER) lines++;
+  if (lines > 1) return `is sent on ${lines} header lines: send it once`;
+  return requestIdProblem(Array.isArray(value) ? value.join(', ') : value);
 }
 
 /** Where {@link requestIdOf} keeps a request's id: on the raw request itself (a WeakMap entry per request cost its set, its look-ups and the collector's ephemeron work). */

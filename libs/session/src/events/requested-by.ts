@@ -9,11 +9,12 @@ export interface RequestedBy {
    * never the key; absent in open development mode (no keys).
    */
   keyLabel?: string;
-  /** HTTP: the request's id (the client's `X-Request-Id` when usable, else one the service made); NATS: the command's id. */
+  /** HTTP: the request's id (the client's `X-Request-Id`, else one the service made: a write with an unusable one is refused); NATS: the command's id. */
   requestId?: string;
   /**
    * HTTP: who chose `requestId`: `client` (the request's own `X-Request-Id`, any text a client
-   * sends: not evidence of anything) or `service` (an id the service made, a random UUID).
+   * sends: not evidence of anything) or `service` (an id the service made, a random UUID, for a
+   * request without the header; before 2026-12-05 also for one with an unusable id).
    * Absent over NATS (the id is the command's `Nats-Msg-Id`, the publisher's, or one derived from
    * its stream sequence) and in records written before it was.
    */
