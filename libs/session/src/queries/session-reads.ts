@@ -115,7 +115,8 @@ export class SessionReads {
    * the last event: the current window, from the log), and `resolved: { revision, recordedAt }`
    * names that event (`revision` may be past it, inside a decision, as with `atRevision`).
    * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidRequestError (400
-   *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last, or before its first);
+   *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last: refused
+   *   after a read of its head revision and of its first event, nothing folded; or before its first);
    *   (400 `time_out_of_range`) when `atTime` is before the session's first event was recorded.
    */
   async window(tenantId: string, sessionId: string, options: WindowOptions): Promise<unknown> {
@@ -131,17 +132,18 @@ export class SessionReads {
     }
     if (atRevision !== undefined) {
       const key = sessionKey(tenantId, sessionId);
-      const state = await loadSessionWindowAt(this.store, key, atRevision);
-      if (!state || state.revision === null || state.revision < atRevision) {
-        // Not in the session: before its first revision (a session written again after an
-        // erasure continues after the erased revisions), past its last, or no session at all.
-        const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
+      if (options.atTime === undefined) {
+        // Past the session's head (or no session): refused after one cheap read of its head
+        // revision, before anything is folded (a fold past the head folds the current window, the
+        // whole log of an uncompacted session: 230–320 ms for 15,000 events on PostgreSQL).
+        // (`atTime` resolves to one of the session's revisions: never past it.)
         const last = await this.store.streamRevision(sessionStream(key));
-        if (!first || last === null) throw sessionNotFound(this.readModels, tenantId, sessionId);
-        // Before the current life: say so when an earlier life was erased (as atTime does).
-        const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first) : null;
-        throw new InvalidRequestError('atRevision', revisionOutOfRangeMessage(atRevision, first.revision, last, erased), 'revision_out_of_range');
+        if (last === null || atRevision > last) throw await this.revisionOutOfRange(tenantId, sessionId, atRevision, last);
       }
+      const state = await loadSessionWindowAt(this.store, key, atRevision);
+      // Not in the session: before its first revision (a session written again after an erasure
+      // continues after the erased revisions), or past its last (the session erased since its head was read).
+      if (!state || state.revision === null || state.revision < atRevision) throw await this.revisionOutOfRange(tenantId, sessionId, atRevision);
       revision = state.revision;
       entries = orderedWindow(state);
     } else {
@@ -172,6 +174,24 @@ export class SessionReads {
         ...(e.compactionId ? { compactionId: e.compactionId } : {}),
       })),
     };
+  }
+
+  /**
+   * The refusal of `atRevision` (bigint) when it is none of the session's revisions: before its
+   * first (a session written again after an erasure continues after the erased revisions: the
+   * message then says when the earlier life was erased, as `atTime`'s does) or past its last. Two
+   * cheap reads: the session's first event, and its head revision unless given (`knownLast`: null when
+   * the stream does not exist).
+   * @returns InvalidRequestError (400 `revision_out_of_range`, parameter `atRevision`) naming the
+   *   session's revisions; SessionNotFoundError (404) when the session has no event.
+   */
+  private async revisionOutOfRange(tenantId: string, sessionId: string, atRevision: bigint, knownLast?: bigint | null): Promise<Error> {
+    const stream = sessionStream(sessionKey(tenantId, sessionId));
+    const [first] = await this.store.readStream(stream, { fromRevision: 'start', maxCount: 1 });
+    const last = knownLast !== undefined ? knownLast : await this.store.streamRevision(stream);
+    if (!first || last === null) return sessionNotFound(this.readModels, tenantId, sessionId);
+    const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first) : null;
+    return new InvalidRequestError('atRevision', revisionOutOfRangeMessage(atRevision, first.revision, last, erased), 'revision_out_of_range');
   }
 
   /**

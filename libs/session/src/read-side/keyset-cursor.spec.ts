@@ -4,8 +4,9 @@ import { InvalidQueryError } from './invalid-query-error';
 
 describe('keyset cursors', () => {
   it('round-trip every key of their list and are refused by the other list', () => {
+    // A session list's key is a global position: from 1 (a key of 0 is refused, see forged-cursors.property.spec).
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 9223372036854775807n }), (key) => {
+      fc.property(fc.bigInt({ min: 1n, max: 9223372036854775807n }), (key) => {
         expect(decodeKeysetCursor('sessions', encodeKeysetCursor('sessions', key))).toBe(key);
         expect(() => decodeKeysetCursor('compactions', encodeKeysetCursor('sessions', key))).toThrow(
           'cursor: this cursor belongs to GET /v1/sessions; pass the nextCursor this route gave',

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { parseCanonicalInteger } from '@lib/event-store';
+import { quoteInput } from '@lib/compaction';
+import { MAX_REVISION } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
-import { cursorOfAnotherRoute, cursorOfAnotherSession, MAX_CURSOR_LENGTH } from './cursor-of-another-route';
+import { cursorOfAnotherRoute, cursorOfAnotherSession } from './cursor-of-another-route';
+import { cursorFields, cursorInteger, cursorRefusals } from './cursor-fields';
 
 /**
  * Opaque keyset cursors of the paginated lists (sessions, compaction history, erasures): the list's name
@@ -46,37 +48,54 @@ export function encodeKeysetCursor(list: KeysetList, key: bigint, sessionId?: st
   return named.length <= EARLIER_BUILDS_MAX_CURSOR_LENGTH ? named : encode({ h: sessionDigest(sessionId) });
 }
 
+/** The refusals of the lists' cursors ({@link cursorRefusals}). */
+const refuse = cursorRefusals(
+  'pass the nextCursor of the previous page unchanged',
+  'list again without cursor (the first page) and pass its nextCursor unchanged',
+);
+
+/**
+ * The range of each list's key `k` (see `cursor-fields`): a global position for the session list
+ * (a session's last event's) and the erasures (an erasure record's), from 1, as SQLite and
+ * PostgreSQL number events; a stream revision for a compaction history (its decision's), from 0.
+ */
+const KEY_RANGES: Record<KeysetList, { name: string; min: bigint; max: bigint }> = {
+  sessions: { name: 'its last position', min: 1n, max: MAX_REVISION },
+  erasures: { name: 'its last position', min: 1n, max: MAX_REVISION },
+  compactions: { name: 'its last revision', min: 0n, max: MAX_REVISION },
+};
+
 /**
  * Decodes a cursor made by {@link encodeKeysetCursor} for `list` (of the session `sessionId`, for
- * a compaction history).
- * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed, or belongs to
- *   another route (another list, or recall: the message names that route, see `cursorOfAnotherRoute`),
- *   or, for a compaction history, to another session's (the message names it when the cursor carries
- *   its id, see `cursorOfAnotherSession`). A compaction-history cursor naming no session (made
- *   before cursors named it) is read as before: for any session.
+ * a compaction history). Every field it reads is checked for its type and range (the rule of
+ * `cursor-fields`): `k` canonical decimal text of the list's key range ({@link KEY_RANGES}), a
+ * compaction-history cursor's `s` a non-empty string and `h` a digest (12 base64url characters).
+ * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed (`is not a cursor;
+ *   pass the nextCursor …`), or holds a key no page writes (`is not a cursor this service made: …;
+ *   list again without cursor …`), or belongs to another route (another list, or recall: the
+ *   message names that route, see `cursorOfAnotherRoute`), or, for a compaction history, to another
+ *   session's (the message names it when the cursor carries its id, see `cursorOfAnotherSession`). A
+ *   compaction-history cursor naming no session (made before cursors named it) is read as before:
+ *   for any session.
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version: another release made it.
  */
 export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: string): bigint {
-  const invalid = (why: string) => new InvalidQueryError('cursor', `${why}; pass the nextCursor of the previous page unchanged`);
-  if (text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid('is not a cursor');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid('is not a cursor');
-  }
-  const { v, l, k, f, s, h } = (parsed ?? {}) as Record<string, unknown>;
+  const fields = cursorFields(text);
+  if (fields === null) throw refuse.malformed();
+  const { v, l, k, f, s, h } = fields;
   const version = cursorVersion(v);
   if (version !== undefined && version !== KEYSET_CURSOR_VERSION && typeof l === 'string')
     throw new CursorOfAnotherReleaseError(version, KEYSET_CURSOR_VERSION, 'list again without cursor (the first page) and follow the new nextCursor');
   // A recall cursor (any version carries `v` and the fingerprint `f`) was sent to a list.
   if (version !== undefined && typeof f === 'string' && l === undefined) throw cursorOfAnotherRoute('recall');
-  const key = parseCanonicalInteger(k);
-  if (v !== KEYSET_CURSOR_VERSION || key === null) throw invalid('is not a cursor');
+  if (v !== KEYSET_CURSOR_VERSION || typeof k !== 'string' || typeof l !== 'string') throw refuse.malformed();
   if (l === 'sessions' || l === 'compactions' || l === 'erasures') {
     if (l !== list) throw cursorOfAnotherRoute(l);
-  } else throw invalid(`is a cursor of another list (${String(l)})`);
+  } else throw new InvalidQueryError('cursor', `is a cursor of another list (${quoteInput(l)}); pass the nextCursor of the previous page unchanged`);
+  if ((s !== undefined && (typeof s !== 'string' || s === '')) || (h !== undefined && (typeof h !== 'string' || !/^[A-Za-z0-9_-]{12}$/.test(h))))
+    throw refuse.malformed();
+  const key = cursorInteger(k, KEY_RANGES[list], refuse);
   if (list === 'compactions' && sessionId !== undefined) {
     if (typeof s === 'string' && s !== sessionId) throw cursorOfAnotherSession(s);
     if (typeof h === 'string' && h !== sessionDigest(sessionId)) throw cursorOfAnotherSession();

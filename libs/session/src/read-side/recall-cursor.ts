@@ -2,7 +2,9 @@ import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
 import { cursorOfAnotherRoute, MAX_CURSOR_LENGTH } from './cursor-of-another-route';
-import type { RecallRankStats } from './recall-rank';
+import { cursorFields, cursorInteger, cursorRefusals } from './cursor-fields';
+import { MAX_RECALL_POSITION } from './recall-chunks';
+import { RECALL_RANKED_MATCH_LIMIT, type RecallRankStats } from './recall-rank';
 
 /** How a recall page is ordered (see `RecallOrder` in `queries/recall-query`). */
 export type RecallCursorOrder = 'relevance' | 'newest' | 'oldest';
@@ -61,24 +63,39 @@ export function encodeRecallCursor(cursor: RecallCursor): string {
   ).toString('base64url');
 }
 
+/** The refusals of recall's cursors ({@link cursorRefusals}). */
+const refuse = cursorRefusals(
+  'pass the nextCursor of the previous page unchanged, with the same q and filters',
+  'search again without cursor (the first page) and pass its nextCursor unchanged',
+);
+
+/**
+ * The range of a recall cursor's `a` (its paging's moment): the log's head when a first page with
+ * hits was answered, 1 to the last position recall indexes ({@link MAX_RECALL_POSITION}).
+ */
+const AS_OF_RANGE = { name: "its paging's position", min: 1n, max: MAX_RECALL_POSITION, maxIs: 'the last position recall indexes' };
+
 /**
  * Decodes a cursor made by {@link encodeRecallCursor} and checks it belongs to the query with
- * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases.
- * @throws InvalidQueryError (`cursor`) when it is malformed or belongs to another query, or to
- *   a list (the message names that list's route, see `cursorOfAnotherRoute`).
+ * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases. Every field is
+ * checked for its type and for the range of what {@link encodeRecallCursor} writes there (the
+ * rule of `cursor-fields`): `a` 1 to {@link MAX_RECALL_POSITION}; `p` (a hit's position, or the
+ * last row a scan read) 1 to `a`: a page never holds a hit after its paging's moment; `r` a finite
+ * rank ≤ 0 (FTS5's convention, the negative BM25); `s` row counts ≥ 0 with at least one row,
+ * each ranked phrase once, held by at most as many rows as the index and at most
+ * {@link RECALL_RANKED_MATCH_LIMIT} (a word matching more does not rank).
+ * @throws InvalidQueryError (`cursor`) when it is malformed (`is not a cursor; pass the nextCursor
+ *   of the previous page unchanged, …`), holds values no page writes, e.g. a position past its
+ *   paging's (`is not a cursor this service made: …; search again without cursor (the first page)
+ *   …`), belongs to another query, or to a list (the message names that list's route, see
+ *   `cursorOfAnotherRoute`).
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version than {@link CURSOR_VERSION}: another release made it.
  */
 export function decodeRecallCursor(text: string, fingerprint: string, phraseCount: number): RecallCursor {
-  const invalid = (why: string) => new InvalidQueryError('cursor', `${why}; pass the nextCursor of the previous page unchanged, with the same q and filters`);
-  if (typeof text !== 'string' || text.length > MAX_RECALL_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid('is not a cursor');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid('is not a cursor');
-  }
-  const { v, f, o, a, p, r, s, l } = (parsed ?? {}) as Record<string, unknown>;
+  const fields = cursorFields(text);
+  if (fields === null) throw refuse.malformed();
+  const { v, f, o, a, p, r, s, l } = fields;
   // Another release's cursor cannot be continued: version 1 (builds up to 2026-12-01) holds neither
   // the paging's moment nor its BM25 statistics, and its rank is of another index (its pages could
   // repeat or miss hits); a later version is unknown here. Every version carries `v` and the
@@ -88,58 +105,62 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
     throw new CursorOfAnotherReleaseError(version, CURSOR_VERSION, 'search again without cursor (the first page) and follow the new nextCursor');
   // A list's cursor (any version carries `v` and the list `l`) was sent to recall.
   if (version !== undefined && (l === 'sessions' || l === 'compactions' || l === 'erasures') && f === undefined) throw cursorOfAnotherRoute(l);
-  const asOf = parseCanonicalInteger(a);
-  const position = p === undefined ? undefined : parseCanonicalInteger(p);
-  if (
-    v !== CURSOR_VERSION ||
-    typeof f !== 'string' ||
-    !ORDERS.includes(o as RecallCursorOrder) ||
-    asOf === null ||
-    position === null ||
-    (o === 'oldest' && position === undefined)
-  )
-    throw invalid('is not a cursor');
+  if (v !== CURSOR_VERSION || typeof f !== 'string' || !ORDERS.includes(o as RecallCursorOrder) || (o === 'oldest' && p === undefined))
+    throw refuse.malformed();
   const order = o as RecallCursorOrder;
+  const asOf = cursorInteger(a, AS_OF_RANGE, refuse);
+  const position = p === undefined ? undefined : cursorInteger(p, { name: 'its last position', min: 1n, max: asOf, maxIs: "its paging's position" }, refuse);
   let stats: RecallRankStats | undefined;
   if (order === 'relevance') {
-    stats = rankStats(s, phraseCount) ?? undefined;
-    if (!stats || (position !== undefined) !== (typeof r === 'number' && Number.isFinite(r))) throw invalid('is not a cursor');
-  } else if (s !== undefined || r !== undefined) throw invalid('is not a cursor');
-  if (f !== fingerprint) throw invalid('belongs to another query');
+    stats = rankStats(s, phraseCount);
+    if ((position !== undefined) !== (r !== undefined)) throw refuse.malformed();
+    if (r !== undefined && (typeof r !== 'number' || !Number.isFinite(r))) throw refuse.malformed();
+    if (typeof r === 'number' && r > 0) throw refuse.outOfRange(`its last rank ${r} is above 0 (a rank is a negative BM25 score)`);
+  } else if (s !== undefined || r !== undefined) throw refuse.malformed();
+  if (f !== fingerprint)
+    throw new InvalidQueryError('cursor', 'belongs to another query; pass the nextCursor of the previous page unchanged, with the same q and filters');
   return {
     fingerprint: f,
     order,
     asOf,
     ...(position !== undefined ? { position } : {}),
-    ...(order === 'relevance' && position !== undefined ? { rank: r as number } : {}),
+    ...(order === 'relevance' && position !== undefined ? { rank: r } : {}),
     ...(stats ? { stats } : {}),
   };
 }
 
 /**
  * The `asOf` of a recall cursor's text (the global position its paging's first page was answered
- * at), read without checking the rest: undefined when `text` is absent or no version-2 cursor
- * (the search itself then answers why, see {@link decodeRecallCursor}).
+ * at), read without checking the rest: undefined when `text` is absent or no version-2 cursor, or
+ * its `a` is out of its range (the search itself then answers why, see {@link decodeRecallCursor}).
  */
 export function recallCursorAsOf(text: string | undefined): bigint | undefined {
-  if (typeof text !== 'string' || text.length > MAX_RECALL_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  try {
-    const { v, a } = (JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) ?? {}) as Record<string, unknown>;
-    return v === CURSOR_VERSION ? (parseCanonicalInteger(a) ?? undefined) : undefined;
-  } catch {
-    return undefined;
-  }
+  const fields = cursorFields(text);
+  if (fields === null || fields.v !== CURSOR_VERSION) return undefined;
+  return parseCanonicalInteger(fields.a, AS_OF_RANGE.min, AS_OF_RANGE.max) ?? undefined;
 }
 
-/** The statistics of a cursor's `s` (`[rows, tokens, index, rows, …]`), null unless well-formed for a query of `phraseCount` phrases. */
-function rankStats(s: unknown, phraseCount: number): RecallRankStats | null {
-  if (!Array.isArray(s) || s.length < 4 || s.length % 2 !== 0 || !s.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return null;
+/**
+ * The statistics of a cursor's `s` (`[rows, tokens, index, rows, …]`) for a query of `phraseCount`
+ * phrases: safe integers ≥ 0, `rows` > 0, each phrase index below `phraseCount` and given once, each
+ * phrase's rows at most `rows` and at most {@link RECALL_RANKED_MATCH_LIMIT}.
+ * @throws InvalidQueryError `refuse.malformed()` when `s` is not such a list; `refuse.outOfRange(…)`
+ *   when its counts are out of those ranges.
+ */
+function rankStats(s: unknown, phraseCount: number): RecallRankStats {
+  if (!Array.isArray(s) || s.length < 4 || s.length % 2 !== 0 || !s.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) throw refuse.malformed();
   const [rows, tokens, ...pairs] = s as number[];
+  if (rows === 0) throw refuse.outOfRange('its index statistics count no row');
   const phrases: RecallRankStats['phrases'] = [];
   for (let i = 0; i < pairs.length; i += 2) {
     const index = pairs[i];
-    if (index >= phraseCount || phrases.some((known) => known.index === index) || pairs[i + 1] > rows) return null;
+    // Another query's statistics (its fingerprint is refused after): no cursor of this query.
+    if (index >= phraseCount || phrases.some((known) => known.index === index)) throw refuse.malformed();
+    if (pairs[i + 1] > rows || pairs[i + 1] > RECALL_RANKED_MATCH_LIMIT)
+      throw refuse.outOfRange(
+        `a ranked word's row count ${pairs[i + 1]} is past ${Math.min(rows, RECALL_RANKED_MATCH_LIMIT)} (the index's rows, at most ${RECALL_RANKED_MATCH_LIMIT})`,
+      );
     phrases.push({ index, rows: pairs[i + 1] });
   }
-  return rows > 0 ? { rows, tokens, phrases } : null;
+  return { rows, tokens, phrases };
 }

@@ -22,6 +22,19 @@ import type { ReadModelStore } from './read-model-store';
  * (`recall-rank.spec.ts` checks this against FTS5 on random corpora, in both indexes).
  */
 
+/**
+ * Events a query word may match for recall to rank by BM25 (issue 14). FTS5's BM25 first counts,
+ * for every phrase of the query, the rows of the whole index (the tenant's, see
+ * `recall-index-tables`) holding it (its IDF), walking that phrase's matches one by one (about
+ * 1.3 µs each): a word found in half of a tenant's 200k events costs
+ * ~130 ms before the first row is ranked, whatever the filters or the session. A word matching
+ * more events than this still has to occur in every hit but does not score: the other words rank
+ * the hits; a query made only of such words is answered newest first (`order: 'newest'`). Each
+ * word is counted up to this limit + 1 (a bounded, cheap index walk) in the tenant's index: other
+ * tenants' events never change a tenant's order.
+ */
+export const RECALL_RANKED_MATCH_LIMIT = 2000;
+
 /** k1 of FTS5's `bm25()` (term frequency saturation), as SQL text of the same double. */
 const K1 = '1.2';
 /** b of FTS5's `bm25()` (length normalisation), as SQL text of the same double. */

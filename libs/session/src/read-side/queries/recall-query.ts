@@ -7,7 +7,7 @@ import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../re
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
 import { RECALL_FILTER_WALK_RATIO, recallFilterCandidates } from '../recall-filter-candidates';
 import { tenantRecallIndexTables } from '../recall-index-tables';
-import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
+import { documentLengthSql, frozenRankParams, frozenRankSql, RECALL_RANKED_MATCH_LIMIT, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 import { boundSnippet } from '../recall-snippet-bound';
 import { marksOnClusters, snippetCutsOnClusters } from '../recall-snippet-clusters';
@@ -53,18 +53,8 @@ export interface RecallSearch {
   cursor?: string;
 }
 
-/**
- * Events a query word may match for recall to rank by BM25 (issue 14). FTS5's BM25 first counts,
- * for every phrase of the query, the rows of the whole index (the tenant's, see
- * `recall-index-tables`) holding it (its IDF), walking that phrase's matches one by one (about
- * 1.3 µs each): a word found in half of a tenant's 200k events costs
- * ~130 ms before the first row is ranked, whatever the filters or the session. A word matching
- * more events than this still has to occur in every hit but does not score: the other words rank
- * the hits; a query made only of such words is answered newest first (`order: 'newest'`). Each
- * word is counted up to this limit + 1 (a bounded, cheap index walk) in the tenant's index: other
- * tenants' events never change a tenant's order.
- */
-export const RECALL_RANKED_MATCH_LIMIT = 2000;
+/** See `recall-rank` (where recall cursors' statistics are checked against it). */
+export { RECALL_RANKED_MATCH_LIMIT };
 
 /**
  * Rows of the tenant's trigram index one page of a substring-only query (order `oldest`: words of
