@@ -30,6 +30,8 @@ const MAX_BODY = 20_000;
 const S = '/v1/sessions/known';
 const user = (id: string, text: unknown = 'hi') => ({ id, type: 'user', text });
 const compact = (strategy: unknown, extra: Record<string, unknown> = {}) => ({ strategy, ...extra });
+/** `{"<prefix>0": 1, …}` with `n` keys: as many unknown keys as fit in MAX_BODY (newcomer ncbounds; their cost: many-unknown-keys.spec.ts). */
+const manyKeys = (n: number, prefix = 'k') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 1]));
 
 const CASES: BadRequest[] = [
   // ---- POST /events: JSON and shape
@@ -351,6 +353,47 @@ const CASES: BadRequest[] = [
     status: 400,
     code: 'validation_failed',
     mentions: /events\[0\]\.colour.*unknown field/,
+  },
+  // Many unknown keys: five named, the rest counted, at the first near miss looked at; refused at about the cost of reading the body.
+  {
+    name: 'an event of 1,500 unknown keys',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ ...user('x1'), ...manyKeys(1500) }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.k0: unknown fields "k0", "k1", "k2", "k3", "k4" and 1495 more: remove them$/,
+    parameter: 'events[0].k0',
+  },
+  {
+    name: 'an OpenAI message of 1,500 unknown keys',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'user', content: 'hi', ...manyKeys(1500) }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /^messages\[0\]\.k0: unknown field "k0": remove it/,
+    parameter: 'messages[0].k0',
+  },
+  {
+    name: 'compact: a strategy of 1,000 near misses',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: compact({ type: 'sliding-window', ...manyKeys(1000, 'maxEventz') }),
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^invalid strategy\.maxEventz0: must be absent \(allowed keys: type, maxEvents\) \(got an unknown key; did you mean "maxEvents"\?\)$/,
+    parameter: 'strategy.maxEventz0',
+  },
+  {
+    name: 'policy: 1,500 unknown keys',
+    method: 'put',
+    path: `${S}/policy`,
+    body: compact({ type: 'sliding-window' }, manyKeys(1500)),
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^k0: unknown fields "k0", "k1", "k2", "k3", "k4" and 1495 more: remove them$/,
+    parameter: 'k0',
   },
   {
     name: 'unknown top-level field',

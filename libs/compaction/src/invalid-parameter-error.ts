@@ -9,17 +9,25 @@ export class InvalidParameterError extends Error {
   readonly parameter: string;
   /** What is allowed, in words, e.g. `an integer from 1 to 1000000000`. */
   readonly allowed: string;
+  /**
+   * For an unknown key refused (`must be absent`), the key as sent (`parameter` ends with it, quoted
+   * as errors quote client input); undefined for any other error. Lets a caller find the key's
+   * object without quoting every key of it.
+   */
+  readonly unknownKey?: string;
 
   /**
    * @param parameter path of the parameter (see {@link InvalidParameterError.parameter})
    * @param allowed the allowed values, in words
    * @param got optional description of the received value, appended to the message
+   * @param unknownKey the unknown key refused, as sent (see {@link InvalidParameterError.unknownKey})
    */
-  constructor(parameter: string, allowed: string, got?: string) {
+  constructor(parameter: string, allowed: string, got?: string, unknownKey?: string) {
     super(`invalid ${parameter}: must be ${allowed}${got === undefined ? '' : ` (got ${got})`}`);
     this.name = 'InvalidParameterError';
     this.parameter = parameter;
     this.allowed = allowed;
+    if (unknownKey !== undefined) this.unknownKey = unknownKey;
   }
 
   /**

@@ -107,6 +107,7 @@ export function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: r
       `${prefix}.${quoteInput(key, { quoted: false })}`,
       `absent (allowed keys: ${allowedKeys.join(', ')})`,
       unknownKeyGot(key, allowedKeys, input),
+      key,
     );
   }
 }

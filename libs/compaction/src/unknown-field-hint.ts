@@ -10,6 +10,12 @@
  * optimal-string-alignment (Levenshtein plus adjacent transpositions) distance for field names,
  * bounded to short names: it is never run on a long key (a key longer than
  * {@link MAX_COMPARED_NAME_LENGTH} is no near miss of any field name).
+ *
+ * Cost (newcomer ncbounds): a body may hold hundreds of thousands of unknown keys (5 MiB of
+ * `"k1":1,`), and every hint is computed on the event loop. So near misses are looked for among the
+ * first {@link MAX_SCANNED_UNKNOWN_KEYS} unknown keys of an object only ({@link scannedUnknownKeys});
+ * the others are counted, never compared: a refusal costs a bounded number of distances, whatever
+ * the number of keys (a few list passes over them, each much cheaper than `JSON.parse`).
  */
 import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS, typesTaking, type ParameterHolder } from './parameter-keys';
 import { quoteInput } from './quoted-input';
@@ -19,6 +25,21 @@ export const MAX_NAMED_UNKNOWN_KEYS = 5;
 
 /** Longest key compared with field names (field names are short; a longer key is no near miss). */
 export const MAX_COMPARED_NAME_LENGTH = 64;
+
+/**
+ * Most unknown keys of one object looked at for a near miss of a field, or for where a key
+ * belongs: the first sent. Keys after them are counted in messages (`and N more`), never compared,
+ * so a body of 300,000 unknown keys is refused at the cost of reading it (newcomer ncbounds).
+ */
+export const MAX_SCANNED_UNKNOWN_KEYS = 64;
+
+/**
+ * The unknown keys a hint looks at ({@link MAX_SCANNED_UNKNOWN_KEYS}): the first of `unknownKeys`
+ * (in the order sent), `unknownKeys` itself when there are no more. Reads only those elements.
+ */
+export function scannedUnknownKeys(unknownKeys: readonly string[]): readonly string[] {
+  return unknownKeys.length <= MAX_SCANNED_UNKNOWN_KEYS ? unknownKeys : unknownKeys.slice(0, MAX_SCANNED_UNKNOWN_KEYS);
+}
 
 /** What {@link unknownFieldHint} needs to know about the object that lacks a required field. */
 export interface UnknownFieldHintInput {
@@ -86,12 +107,13 @@ export function nearMissOf(key: string, candidates: readonly string[]): string |
 }
 
 /**
- * `unknownKeys` ordered with the near misses of `candidates` first ({@link nearMissOf}), each
- * paired with the field it is a near miss of; the others keep their order after them. A client that
- * sends a hundred unknown keys sees its typo among the first named.
+ * The {@link scannedUnknownKeys} of `unknownKeys` ordered with the near misses of `candidates`
+ * first ({@link nearMissOf}), each paired with the field it is a near miss of; the others keep
+ * their order after them. A client that sends dozens of unknown keys sees its typo among the first
+ * named; past {@link MAX_SCANNED_UNKNOWN_KEYS}, keys are not compared (bounded work).
  */
 function nearMissesFirst(unknownKeys: readonly string[], candidates: readonly string[]): Array<{ key: string; field?: string }> {
-  const paired = unknownKeys.map((key) => ({ key, field: nearMissOf(key, candidates) }));
+  const paired = scannedUnknownKeys(unknownKeys).map((key) => ({ key, field: nearMissOf(key, candidates) }));
   return [...paired.filter((p) => p.field !== undefined), ...paired.filter((p) => p.field === undefined)];
 }
 
@@ -232,11 +254,17 @@ export function unknownKeysMessage({
 
 /**
  * The unknown key of `holder` (a key outside `allowedKeys`) an error should name: the first that is
- * a near miss of an allowed key `holder` does not hold already, else the first; undefined when all
- * are allowed. So `{"junk0": 1, "maxEvent": 1}` is answered about the typo, with its suggestion.
+ * a near miss of an allowed key `holder` does not hold already, among its first
+ * {@link MAX_SCANNED_UNKNOWN_KEYS} unknown keys, else the first; undefined when all are allowed. So
+ * `{"junk0": 1, "maxEvent": 1}` is answered about the typo, with its suggestion.
  */
 export function firstUnknownKey(holder: object, allowedKeys: readonly string[]): string | undefined {
-  const unknown = Object.keys(holder).filter((k) => !allowedKeys.includes(k));
+  const unknown: string[] = [];
+  for (const key of Object.keys(holder)) {
+    if (allowedKeys.includes(key)) continue;
+    unknown.push(key);
+    if (unknown.length === MAX_SCANNED_UNKNOWN_KEYS) break;
+  }
   const free = allowedKeys.filter((k) => !Object.hasOwn(holder, k));
   return unknown.find((k) => nearMissOf(k, free) !== undefined) ?? unknown[0];
 }
@@ -260,7 +288,8 @@ export function unknownKeyGot(key: string, allowedKeys: readonly string[], holde
  * holds none; else ` (<holder> has an unknown field "evnts": did you mean "events"?)`, or with
  * several keys ` (<holder> has unknown fields "evnts", "x": did you mean "events" for "evnts"?)`
  * (the suggestion only for the keys that are a near miss, {@link nearMissOf}; no question when none
- * is). Names at most {@link MAX_NAMED_UNKNOWN_KEYS} keys, the near misses first, each quoted as errors quote client input.
+ * is). Names at most {@link MAX_NAMED_UNKNOWN_KEYS} keys, the near misses first (among the first
+ * {@link MAX_SCANNED_UNKNOWN_KEYS}), each quoted as errors quote client input.
  */
 export function unknownFieldHint({ holder, unknownKeys, candidates, noun = 'field' }: UnknownFieldHintInput): string {
   if (unknownKeys.length === 0) return '';

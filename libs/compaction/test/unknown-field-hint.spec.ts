@@ -5,6 +5,9 @@
 import fc from 'fast-check';
 import {
   fieldNameDistance,
+  firstUnknownKey,
+  MAX_NAMED_UNKNOWN_KEYS,
+  MAX_SCANNED_UNKNOWN_KEYS,
   nearMissOf,
   parseStrategy,
   parseTrigger,
@@ -195,6 +198,81 @@ describe('unknownKeysMessage: a strategy or trigger parameter sent beside them i
         for (const h of holders) expect(message.includes(`${h}.${key}`)).toBe(expected.includes(h));
         expect(message.endsWith('remove it')).toBe(expected.length === 0);
       }),
+    );
+  });
+});
+
+/**
+ * `keys` behind a proxy that counts the elements read (`reads.count`): what a hint does per key,
+ * whatever the time it takes (newcomer ncbounds: 300,000 unknown keys held the event loop for 5 s).
+ */
+function countingReads(keys: string[]): { keys: string[]; reads: { count: number } } {
+  const reads = { count: 0 };
+  const proxy = new Proxy(keys, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && /^\d+$/.test(prop)) reads.count++;
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+  return { keys: proxy, reads };
+}
+
+describe('many unknown keys: a hint reads a bounded number of them, names five and counts the rest (newcomer ncbounds)', () => {
+  const junk = (n: number) => Array.from({ length: n }, (_, i) => `junk${i}`);
+
+  it('given 100,000 unknown keys, when hinted or refused, then at most MAX_SCANNED_UNKNOWN_KEYS of them are read', () => {
+    const hint = countingReads(junk(100_000));
+    expect(unknownFieldHint({ holder: 'the body', unknownKeys: hint.keys, candidates: ['events'] })).toBe(
+      ' (the body has unknown fields "junk0", "junk1", "junk2", "junk3", "junk4" and 99995 more)',
+    );
+    expect(hint.reads.count).toBeLessThanOrEqual(MAX_SCANNED_UNKNOWN_KEYS);
+    const message = countingReads(junk(100_000));
+    expect(unknownKeysMessage({ unknownKeys: message.keys, candidates: ['dryRun'], fields: ['strategy', 'trigger', 'dryRun'] })).toBe(
+      'unknown fields "junk0", "junk1", "junk2", "junk3", "junk4" and 99995 more: remove them',
+    );
+    expect(message.reads.count).toBeLessThanOrEqual(MAX_SCANNED_UNKNOWN_KEYS);
+  });
+
+  it('property: a near miss among the first MAX_SCANNED_UNKNOWN_KEYS unknown keys is named first with its field; one after them is only counted', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 * MAX_SCANNED_UNKNOWN_KEYS }), fc.nat(), (n, at) => {
+        const keys = junk(n);
+        const position = at % n;
+        keys[position] = 'evnts';
+        const { keys: counted, reads } = countingReads(keys);
+        const hint = unknownFieldHint({ holder: 'the body', unknownKeys: counted, candidates: ['events'] });
+        expect(reads.count).toBeLessThanOrEqual(MAX_SCANNED_UNKNOWN_KEYS);
+        // the list of keys comes before the question (no key here holds a colon)
+        const named = hint.split(':')[0].match(/"[^"]+"/g)!;
+        expect(named.length).toBe(Math.min(n, MAX_NAMED_UNKNOWN_KEYS));
+        if (n > MAX_NAMED_UNKNOWN_KEYS) expect(hint).toContain(` and ${n - MAX_NAMED_UNKNOWN_KEYS} more`);
+        expect(hint.includes('did you mean "events"?') || hint.includes('did you mean "events" for "evnts"?')).toBe(position < MAX_SCANNED_UNKNOWN_KEYS);
+        if (position < MAX_SCANNED_UNKNOWN_KEYS) expect(named[0]).toBe('"evnts"');
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('given a strategy with a near miss among its first unknown keys, or after them, when parsed, then the near miss is named, or the first key', () => {
+    const strategy = (before: number) => ({ type: 'sliding-window', ...Object.fromEntries(junk(before).map((k) => [k, 1])), maxEvent: 3 });
+    expect(firstUnknownKey(strategy(MAX_SCANNED_UNKNOWN_KEYS - 1), STRATEGY_ALLOWED_KEYS['sliding-window'])).toBe('maxEvent');
+    expect(firstUnknownKey(strategy(MAX_SCANNED_UNKNOWN_KEYS), STRATEGY_ALLOWED_KEYS['sliding-window'])).toBe('junk0');
+    expect(messageOf(() => parseStrategy(strategy(MAX_SCANNED_UNKNOWN_KEYS - 1)))).toMatch(/^invalid strategy\.maxEvent: .*did you mean "maxEvents"\?\)$/);
+    expect(
+      (() => {
+        try {
+          parseStrategy(strategy(100_000));
+        } catch (err) {
+          return { parameter: (err as InvalidParameterError).parameter, unknownKey: (err as InvalidParameterError).unknownKey };
+        }
+      })(),
+    ).toEqual({ parameter: 'strategy.junk0', unknownKey: 'junk0' });
+  });
+
+  it('given a strategy without a type and 100,000 unknown keys, when parsed, then five are named and the rest counted', () => {
+    const input = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`maxEventz${i}`, 1]));
+    expect(messageOf(() => parseStrategy(input))).toBe(
+      'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has unknown fields "maxEventz0", "maxEventz1", "maxEventz2", "maxEventz3", "maxEventz4" and 99995 more: did you mean "maxEvents" for "maxEventz0", "maxEvents" for "maxEventz1", "maxEvents" for "maxEventz2", "maxEvents" for "maxEventz3", "maxEvents" for "maxEventz4"?)',
     );
   });
 });

@@ -10,6 +10,7 @@ import {
   InvalidParameterError,
   intoPlaces,
   keysOf,
+  MAX_SCANNED_UNKNOWN_KEYS,
   nearMissOf,
   parameterPlacesOf,
   quoteInput,
@@ -184,13 +185,16 @@ function belongingOf(key: string, own: readonly string[], places: readonly Place
  * Places are tried in the order body, other types of the holder, the other holder; an exact name
  * before a near miss. A key that is (or is a near miss of) one the object may hold gets the
  * parser's question; a key named like its holder (`strategy` inside `strategy`) is no body field.
+ * Only the first {@link MAX_SCANNED_UNKNOWN_KEYS} keys of the object outside those it may hold are
+ * looked at (besides the one `err` names), so the work is bounded whatever the number of keys sent.
  */
 export function misplacedField(err: InvalidParameterError, holder: ParameterHolder, input: unknown, body: ParameterBody): MisplacedField | undefined {
   const pathOf = (at: HeldObject, key: string): string => `${at.path}.${quoteInput(key, { quoted: false })}`;
   const objects = heldObjects(holder, input, holder);
-  const refused = err.allowed.startsWith('absent')
-    ? objects.find((o) => o.allowed !== undefined && Object.keys(o.value).some((k) => err.parameter === pathOf(o, k)))
-    : undefined;
+  // the object whose key `err` refused: found by the key as sent, never by quoting every key of every object
+  const named = err.allowed.startsWith('absent') ? err.unknownKey : undefined;
+  const refused =
+    named !== undefined ? objects.find((o) => o.allowed !== undefined && Object.hasOwn(o.value, named) && err.parameter === pathOf(o, named)) : undefined;
   const untyped =
     refused === undefined && err.message.startsWith(`${err.parameter}: is required`)
       ? objects.find((o) => o.value.type === undefined && err.parameter === `${o.path}.type`)
@@ -199,11 +203,18 @@ export function misplacedField(err: InvalidParameterError, holder: ParameterHold
   if (at === undefined) return undefined;
   const own = refused !== undefined ? refused.allowed! : keysOf(holder);
   const places = placesFor(at, holder, body);
-  const found = Object.keys(at.value).flatMap((key) => {
+  // the first keys outside those the object may hold, as the parser looked at them (firstUnknownKey, missingTypeHint)
+  const scanned: string[] = [];
+  for (const key of Object.keys(at.value)) {
+    if (own.includes(key)) continue;
+    scanned.push(key);
+    if (scanned.length === MAX_SCANNED_UNKNOWN_KEYS) break;
+  }
+  const found = scanned.flatMap((key) => {
     const belonging = belongingOf(key, own, places);
     return belonging === undefined ? [] : [{ key, ...belonging }];
   });
-  const chosen = found.find((f) => err.parameter === pathOf(at, f.key)) ?? found[0];
+  const chosen = found.find((f) => f.key === named) ?? found[0];
   if (chosen === undefined) return undefined;
   const { key, field, advice } = chosen;
   const question = field === key ? '' : `did you mean ${quoteInput(field)}? `;

@@ -519,10 +519,13 @@ describe('an unknown key that is a near miss of an optional field is suggested, 
     );
   });
 
-  it('given 20,000 unknown keys with one typo among them, when validated, then the message names five (the typo first) and stays short', () => {
+  // Near misses are looked for among the first MAX_SCANNED_UNKNOWN_KEYS (64) unknown keys only (newcomer ncbounds: many-unknown-keys.spec.ts).
+  it('given 20,000 unknown keys with one typo among the first ones, when validated, then the message names five (the typo first) and stays short', () => {
     const body: Record<string, unknown> = { events: [user] };
-    for (let i = 0; i < 20_000; i++) body[`junk${i}`] = i;
-    body.userid = 'u';
+    for (let i = 0; i < 20_000; i++) {
+      if (i === 10) body.userid = 'u';
+      body[`junk${i}`] = i;
+    }
     const message = refusal(() => fromEvents(body)).message;
     expect(message.length).toBeLessThan(300);
     expect(message).toBe(

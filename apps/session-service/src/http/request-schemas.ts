@@ -75,14 +75,54 @@ export const MAX_METADATA_LENGTH = 65_536;
 
 /** True when `value` nests objects/arrays at most `max` levels deep (iterative: never overflows the stack). */
 export function jsonDepthAtMost(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth >= max) return false;
-    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, depth + 1]);
+  return jsonLimitExceeded(value, max, Infinity) !== 'depth';
+}
+
+/**
+ * The first limit the JSON value `value` is found to exceed, in one walk (depth first, iterative)
+ * that stops there: `depth` when it nests objects/arrays more than `maxDepth` levels deep,
+ * `length` when its JSON text surely holds more than `maxLength` characters (Unicode code points:
+ * a lower bound of it, summed as the walk goes: brackets, commas, colons, quotes, each string at
+ * least half its UTF-16 length, each other value at least one character); undefined when neither
+ * was found, and then the JSON of `value` holds at most about 13 × `maxLength` characters (a number
+ * counted as one may take 24, an escaped character 6), so serializing it to check exactly costs little. So refusing
+ * metadata of 300,000 keys looks at ~13,000 of them, never serializes it (newcomer ncbounds).
+ */
+export function jsonLimitExceeded(value: unknown, maxDepth: number, maxLength: number): 'depth' | 'length' | undefined {
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  let length = 0;
+  const text = (s: string) => 2 + Math.ceil(s.length / 2);
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    if (v === null || typeof v !== 'object') {
+      length += typeof v === 'string' ? text(v) : 1;
+      if (length > maxLength) return 'length';
+      continue;
+    }
+    if (depth >= maxDepth) return 'depth';
+    length += 2;
+    if (Array.isArray(v)) {
+      length += Math.max(0, v.length - 1);
+      for (let i = v.length - 1; i >= 0; i--) {
+        values.push(v[i]);
+        depths.push(depth + 1);
+      }
+    } else {
+      const keys = Object.keys(v);
+      length += Math.max(0, keys.length - 1);
+      for (const key of keys) {
+        // the key and its colon
+        length += text(key) + 1;
+        if (length > maxLength) return 'length';
+        values.push((v as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+      }
+    }
+    if (length > maxLength) return 'length';
   }
-  return true;
+  return undefined;
 }
 
 /** The ranges of {@link integerInRange} schemas, by their zod definition (shared by the copies `.describe()` makes). */
@@ -393,19 +433,29 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
     case 'object': {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
       const shape = def.shape as Record<string, z.ZodType>;
-      let changed = false;
-      const entries: Array<[string, unknown]> = [];
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-        const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
-        if (field && child === null && !NULL_REFUSED_FIELDS.has(field) && field.safeParse(undefined).success && !field.safeParse(null).success) {
-          changed = true;
+      const sent = value as Record<string, unknown>;
+      // The schema's fields are looked up in the object, not the object's keys in the schema: an object of
+      // many unknown keys is copied (in its order) only when a field of it changes (newcomer ncbounds).
+      const changed = new Map<string, { next: unknown } | 'dropped'>();
+      for (const key of Object.keys(shape)) {
+        if (!Object.hasOwn(sent, key)) continue;
+        const field = shape[key];
+        const child = sent[key];
+        if (child === null && !NULL_REFUSED_FIELDS.has(field) && field.safeParse(undefined).success && !field.safeParse(null).success) {
+          changed.set(key, 'dropped');
           continue;
         }
-        const next = field ? nullOptionalsAsAbsent(field, child) : child;
-        changed ||= next !== child;
-        entries.push([key, next]);
+        const next = nullOptionalsAsAbsent(field, child);
+        if (next !== child) changed.set(key, { next });
       }
-      return changed ? Object.fromEntries(entries) : value;
+      if (changed.size === 0) return value;
+      const entries: Array<[string, unknown]> = [];
+      for (const key of Object.keys(sent)) {
+        const change = changed.get(key);
+        if (change === undefined) entries.push([key, sent[key]]);
+        else if (change !== 'dropped') entries.push([key, change.next]);
+      }
+      return Object.fromEntries(entries);
     }
     default:
       return value;
@@ -488,14 +538,15 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .unknown()
       .superRefine((m, ctx) => {
         if (m === null || typeof m !== 'object' || Array.isArray(m)) return ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
-        // Depth first: serialising a very deep value would overflow the stack.
-        if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH))
+        // Before serialising: a very deep value would overflow the stack, a very large one (300,000 keys) cost a pass over it all.
+        const exceeded = jsonLimitExceeded(m, MAX_METADATA_DEPTH, MAX_METADATA_LENGTH);
+        if (exceeded === 'depth')
           return ctx.addIssue({
             code: 'custom',
             message: overLimitMessage('nests deeper than', { max: MAX_METADATA_DEPTH, unit: 'levels', remedy: 'flatten it' }),
           });
-        const json = JSON.stringify(m);
-        if (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH)
+        const json = exceeded === 'length' ? undefined : JSON.stringify(m);
+        if (json === undefined || (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH))
           return ctx.addIssue({
             code: 'custom',
             message: overLimitMessage('is larger than', {

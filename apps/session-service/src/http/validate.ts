@@ -5,7 +5,7 @@
  * (never zod's "Too small: expected array to have >=1 items").
  */
 import type { z } from 'zod';
-import { nearMissOf, quoteInput, unknownFieldHint, unknownKeysMessage } from '@lib/compaction';
+import { nearMissOf, quoteInput, scannedUnknownKeys, unknownFieldHint, unknownKeysMessage } from '@lib/compaction';
 import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
 import { foreignFieldAdvice } from './foreign-field-advice';
 
@@ -70,8 +70,8 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     if (foreign !== undefined)
       message =
         keys.length === 1 ? `unknown ${noun} ${quoteInput(foreign.key)}: ${foreign.advice}` : `${message}; ${quoteInput(foreign.key)}: ${foreign.advice}`;
-    // the key named as `parameter` is the one the message names first: a near miss, else the first sent
-    const first = keys.find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0];
+    // the key named as `parameter` is the one the message names first: a near miss (among the keys it looks at), else the first sent
+    const first = scannedUnknownKeys(keys).find((k) => nearMissOf(k, candidates) !== undefined) ?? keys[0];
     path = [...issue.path, quoteInput(first, { quoted: false })];
   }
   const code = prefix ? 'validation_failed' : codeOfField(options.codes, path[0]);
@@ -222,6 +222,8 @@ const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array'
 /**
  * Wording of an issue whose schema set no message, saying what to fix (a zod error map: the
  * schemas' own messages win over it). Lengths are in {@link LENGTH_UNIT}, as zod counts strings.
+ * Unknown keys get a fixed placeholder that {@link validate} replaces: zod's default message lists
+ * every key, a string as long as the body for a body of unknown keys.
  */
 export function plainWording(issue: z.core.$ZodRawIssue): string | undefined {
   const plural = (n: number | bigint, one: string) => `${n} ${one}${Number(n) === 1 ? '' : 's'}`;
@@ -241,6 +243,9 @@ export function plainWording(issue: z.core.$ZodRawIssue): string | undefined {
       return `must be ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`}`;
     case 'invalid_format':
       return `must be a valid ${issue.format}`;
+    case 'unrecognized_keys':
+      // {@link validate} words it from the keys ({@link unknownKeysMessage}); zod's own would join every key into one string
+      return 'has unknown fields';
     default:
       return undefined;
   }

@@ -751,15 +751,17 @@ function asSent(name: string | undefined, parts: string[] | undefined): { name?:
  */
 function missingFieldHint(raw: Obj, field: string, known: readonly string[], at: string): string {
   if (raw[field] !== undefined && raw[field] !== null) return '';
-  const unknownKeys = Object.entries(raw)
-    .filter(([key, value]) => !known.includes(key) && value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0))
-    .map(([key]) => key);
+  const unknownKeys = Object.keys(raw).filter((key) => {
+    const value = raw[key];
+    return !known.includes(key) && value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
+  });
   return unknownFieldHint({ holder: at, unknownKeys, candidates: [field, ...known.filter((k) => k !== field && k !== 'function_call')] });
 }
 
 /** Rejects a field outside `allowed` that has a value (it would be lost). */
 function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): void {
-  for (const [key, value] of Object.entries(raw)) {
+  for (const key of Object.keys(raw)) {
+    const value = raw[key];
     // Null or an empty list carries nothing to lose (the SDK's `annotations: []`, `audio: null` on a reply appended as returned).
     if (value === null || value === undefined || (Array.isArray(value) && value.length === 0) || allowed.includes(key)) continue;
     throw invalid(
