@@ -15,6 +15,7 @@ import { requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
 import { commandSubject } from '../nats/nats-names';
 import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom } from './session-command-requests';
+import { refusal } from './testing/refusal';
 
 /** Work counted across the library's boundary: near-miss comparisons asked for, unknown keys read by the message builders. */
 interface Work {
@@ -54,16 +55,6 @@ const schemas = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_00
 
 /** `{"<prefix>0": 1, …}` with `n` keys. */
 const keys = (n: number, prefix = 'junk') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 1]));
-
-function refusal(run: () => unknown): InvalidRequestError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof InvalidRequestError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
-}
 
 /** The refusal of `run` and the work it did. */
 function refusedWithWork(run: () => unknown): { err: InvalidRequestError; work: Work } {

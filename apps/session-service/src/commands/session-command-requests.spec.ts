@@ -6,24 +6,14 @@ import fc from 'fast-check';
 import type { CommandBus } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
 import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS } from '@lib/compaction';
-import { InvalidRequestError } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
 import { commandSubject } from '../nats/nats-names';
 import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom } from './session-command-requests';
+import { refusal } from './testing/refusal';
 
 const schemas = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
 const user = { id: 'u1', type: 'user', text: 'hi' };
-
-function refusal(run: () => unknown): InvalidRequestError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof InvalidRequestError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
-}
 
 const fromEvents = (body: unknown) => appendEventsCommandFrom(schemas, 't', 's', body, () => 'gen');
 const fromMessages = (body: unknown) => appendMessagesCommandFrom(schemas, 't', 's', body, () => 'gen');
