@@ -50,6 +50,19 @@ describe('WritesTakeNoQueryGuard', () => {
     });
   });
 
+  // Newcomer ncverify53: POST …/compactions?dryrun=true was told "remove it", and the compaction then written for real.
+  it('asks a near miss of a body field whether it meant that field, in the body', () => {
+    expect(refusal(guard, contextOf('POST', { dryrun: 'true' }, 'compact'))).toMatchObject({
+      code: 'validation_failed',
+      parameter: 'dryrun',
+      message: 'dryrun: unknown query parameter: did you mean the JSON body\'s field "dryRun"? Send it in the body, e.g. {"dryRun": true}',
+    });
+    expect(refusal(guard, contextOf('POST', { estimater: 'chars' }, 'compact')).message).toMatch(
+      /did you mean the JSON body's field "estimator"\? .*\{"estimator": "chars"\}$/,
+    );
+    expect(refusal(guard, contextOf('POST', { zzz: '1' }, 'compact')).message).toBe('zzz: unknown query parameter "zzz": remove it');
+  });
+
   // Newcomer ncverify52: PUT …/policy?dryRun=true was told "remove it", the body's dryRun why.
   it('gives a query parameter that a policy does not take but a compaction does the advice the body gets', () => {
     const refused = refusal(guard, contextOf('PUT', { dryRun: 'true' }, 'policy'));

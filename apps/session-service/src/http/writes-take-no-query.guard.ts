@@ -5,7 +5,8 @@
  * parameter that is a field of the route's JSON body ({@link BodyFields}) is told where it
  * belongs: `dryRun: a field of the JSON body, not a query parameter: send it in the body, e.g.
  * {"dryRun": true}`; one the route names as a field of other requests ({@link ForeignBodyFields}) gets
- * its advice (`PUT …/policy?dryRun=true`: a policy has no dry run); any other is unknown (`foo: unknown
+ * its advice (`PUT …/policy?dryRun=true`: a policy has no dry run); a near miss of a body field
+ * (`?dryrun=true`) is asked whether it meant that field, in the body; any other is unknown (`foo: unknown
  * query parameter "foo": remove it`).
  * Applied with the API-key guard to the controller of the write routes, after it (a request
  * without a key is still 401 first). The same guard refuses an HTTP precondition header
@@ -15,6 +16,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { z } from 'zod';
+import { nearMissOf } from '@lib/compaction';
 import { InvalidRequestError } from '@lib/session';
 import { validateQuery } from './validate';
 
@@ -124,6 +126,17 @@ export class WritesTakeNoQueryGuard implements CanActivate {
       throw new InvalidRequestError(
         name,
         `${name}: a field of the JSON body, not a query parameter: send it in the body${example ? `, e.g. ${example}` : ' (see /docs for its shape)'}`,
+        'validation_failed',
+      );
+    }
+    // A near miss of a body field (`?dryrun=true`): told the field's name and where it goes, not "remove it" (a
+    // client that removed it would write what it meant to try).
+    const near = name !== undefined && body ? nearMissOf(name, Object.keys(body.shape)) : undefined;
+    if (name !== undefined && body && near !== undefined) {
+      const example = exampleBody(near, body.shape[near] as z.ZodType, value);
+      throw new InvalidRequestError(
+        name,
+        `${name}: unknown query parameter: did you mean the JSON body's field "${near}"? Send it in the body${example ? `, e.g. ${example}` : ' (see /docs for its shape)'}`,
         'validation_failed',
       );
     }
