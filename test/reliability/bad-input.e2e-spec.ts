@@ -382,7 +382,8 @@ const CASES: BadRequest[] = [
     body: compact({ type: 'sliding-window', ...manyKeys(1000, 'maxEventz') }),
     status: 400,
     code: 'invalid_parameter',
-    mentions: /^invalid strategy\.maxEventz0: must be absent \(allowed keys: type, maxEvents\) \(got an unknown key; did you mean "maxEvents"\?\)$/,
+    mentions:
+      /^invalid strategy\.maxEventz0: must be absent \(allowed keys: type, maxEvents\) \(got an unknown key; did you mean "maxEvents"\? strategy has 999 other unknown keys: "maxEventz1", "maxEventz2", "maxEventz3", "maxEventz4" and 995 more\)$/,
     parameter: 'strategy.maxEventz0',
   },
   {

@@ -99,14 +99,14 @@ function readText(value: unknown, path: string, maxLength: number, fallback: str
   return value;
 }
 
-/** Refuses the first key of `input` outside `allowedKeys` ({@link firstUnknownKey}: a near miss first): `invalid <prefix>.<key>: must be absent (…)`. */
+/** Refuses the first key of `input` outside `allowedKeys` ({@link firstUnknownKey}: a near miss first): `invalid <prefix>.<key>: must be absent (…)`, the message naming or counting its other unknown keys ({@link unknownKeyGot}). */
 export function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly string[], prefix: string): void {
   const key = firstUnknownKey(input, allowedKeys);
   if (key !== undefined) {
     throw new InvalidParameterError(
       `${prefix}.${quoteInput(key, { quoted: false })}`,
       `absent (allowed keys: ${allowedKeys.join(', ')})`,
-      unknownKeyGot(key, allowedKeys, input),
+      unknownKeyGot(key, allowedKeys, input, prefix),
       key,
     );
   }

@@ -273,14 +273,40 @@ export function firstUnknownKey(holder: object, allowedKeys: readonly string[]):
  * What an {@link InvalidParameterError} for the unknown key `key` of `holder` says it got: `an
  * unknown key`, or `an unknown key; did you mean "maxTurns"?` when `key` is a near miss of one of
  * `allowedKeys` that `holder` does not hold already (`invalid trigger.maxTurn: must be absent
- * (allowed keys: type, maxTurns) (got an unknown key; did you mean "maxTurns"?)`).
+ * (allowed keys: type, maxTurns) (got an unknown key; did you mean "maxTurns"?)`), followed by the
+ * other unknown keys `holder` (named `holderName`, e.g. `strategy`) holds, see {@link otherUnknownKeys}:
+ * `(got an unknown key; strategy has another unknown key: "k1")`, `(got an unknown key; did you
+ * mean "maxTurns"? trigger has 2 other unknown keys: "a", "b")`.
  */
-export function unknownKeyGot(key: string, allowedKeys: readonly string[], holder: object): string {
+export function unknownKeyGot(key: string, allowedKeys: readonly string[], holder: object, holderName: string): string {
   const field = nearMissOf(
     key,
     allowedKeys.filter((k) => !Object.hasOwn(holder, k)),
   );
-  return field === undefined ? 'an unknown key' : `an unknown key; did you mean ${quoteInput(field)}?`;
+  const got = field === undefined ? 'an unknown key' : `an unknown key; did you mean ${quoteInput(field)}?`;
+  const others = otherUnknownKeys(key, allowedKeys, holder, holderName);
+  return others === '' ? got : `${got}${field === undefined ? ';' : ''} ${others}`;
+}
+
+/**
+ * The other unknown keys of `holder` besides `key` (the one a refusal names), so a client fixes them
+ * all at once instead of one refusal at a time (newcomer ncverify53): `''` when there are none, else
+ * `strategy has 9 other unknown keys: "k1", "k2", "k3", "k4" and 5 more` (at most
+ * {@link MAX_NAMED_UNKNOWN_KEYS} − 1 named, in the order sent, each quoted as errors quote client
+ * input; the rest counted). One pass over the keys, no comparison: bounded whatever their number.
+ */
+function otherUnknownKeys(key: string, allowedKeys: readonly string[], holder: object, holderName: string): string {
+  const named: string[] = [];
+  let count = 0;
+  for (const other of Object.keys(holder)) {
+    if (other === key || allowedKeys.includes(other)) continue;
+    count++;
+    if (named.length < MAX_NAMED_UNKNOWN_KEYS - 1) named.push(other);
+  }
+  if (count === 0) return '';
+  const more = count - named.length;
+  const list = `${named.map((k) => quoteInput(k)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  return `${holderName} has ${count === 1 ? 'another unknown key' : `${count} other unknown keys`}: ${list}`;
 }
 
 /**

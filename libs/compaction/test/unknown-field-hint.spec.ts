@@ -257,7 +257,9 @@ describe('many unknown keys: a hint reads a bounded number of them, names five a
     const strategy = (before: number) => ({ type: 'sliding-window', ...Object.fromEntries(junk(before).map((k) => [k, 1])), maxEvent: 3 });
     expect(firstUnknownKey(strategy(MAX_SCANNED_UNKNOWN_KEYS - 1), STRATEGY_ALLOWED_KEYS['sliding-window'])).toBe('maxEvent');
     expect(firstUnknownKey(strategy(MAX_SCANNED_UNKNOWN_KEYS), STRATEGY_ALLOWED_KEYS['sliding-window'])).toBe('junk0');
-    expect(messageOf(() => parseStrategy(strategy(MAX_SCANNED_UNKNOWN_KEYS - 1)))).toMatch(/^invalid strategy\.maxEvent: .*did you mean "maxEvents"\?\)$/);
+    expect(messageOf(() => parseStrategy(strategy(MAX_SCANNED_UNKNOWN_KEYS - 1)))).toMatch(
+      /^invalid strategy\.maxEvent: .*did you mean "maxEvents"\? strategy has 63 other unknown keys: "junk0", "junk1", "junk2", "junk3" and 59 more\)$/,
+    );
     expect(
       (() => {
         try {
@@ -273,6 +275,49 @@ describe('many unknown keys: a hint reads a bounded number of them, names five a
     const input = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`maxEventz${i}`, 1]));
     expect(messageOf(() => parseStrategy(input))).toBe(
       'strategy.type: is required: one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary (strategy has unknown fields "maxEventz0", "maxEventz1", "maxEventz2", "maxEventz3", "maxEventz4" and 99995 more: did you mean "maxEvents" for "maxEventz0", "maxEvents" for "maxEventz1", "maxEvents" for "maxEventz2", "maxEvents" for "maxEventz3", "maxEvents" for "maxEventz4"?)',
+    );
+  });
+});
+
+describe('a strategy or trigger refusing an unknown key names its other unknown keys too (newcomer ncverify53: only the first was named)', () => {
+  it('given one unknown key, when parsed, then the message is as before', () => {
+    expect(messageOf(() => parseStrategy({ type: 'sliding-window', k0: 1 }))).toBe(
+      'invalid strategy.k0: must be absent (allowed keys: type, maxEvents) (got an unknown key)',
+    );
+  });
+
+  it('given 10 unknown keys and a known one, when parsed, then the first is refused, four others named and the rest counted', () => {
+    const strategy = { type: 'sliding-window', k0: 1, maxEvents: 5, ...Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i + 1}`, 1])) };
+    expect(messageOf(() => parseStrategy(strategy))).toBe(
+      'invalid strategy.k0: must be absent (allowed keys: type, maxEvents) (got an unknown key; strategy has 9 other unknown keys: "k1", "k2", "k3", "k4" and 5 more)',
+    );
+  });
+
+  it('given a nested trigger with a near miss and another key, when parsed, then the near miss is asked about and the other named with its path', () => {
+    const trigger = {
+      type: 'any-of',
+      triggers: [
+        { type: 'turn-count', maxTurns: 2 },
+        { type: 'turn-count', junk: 1, maxTurn: 3 },
+      ],
+    };
+    expect(messageOf(() => parseTrigger(trigger))).toBe(
+      'invalid trigger.triggers[1].maxTurn: must be absent (allowed keys: type, maxTurns) (got an unknown key; did you mean "maxTurns"? trigger.triggers[1] has another unknown key: "junk")',
+    );
+  });
+
+  it('property: every unknown key of the strategy is the one refused, one of those named, or counted', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z]{1,6}$/), { minLength: 1, maxLength: 30 }), (names) => {
+        const unknown = names.filter((n) => !STRATEGY_ALLOWED_KEYS['sliding-window'].includes(n));
+        fc.pre(unknown.length > 0);
+        const message = messageOf(() => parseStrategy({ type: 'sliding-window', ...Object.fromEntries(unknown.map((k) => [k, 1])) }));
+        const refused = /^invalid strategy\.([a-z]+):/.exec(message)![1];
+        const named = [...message.matchAll(/"([a-z]+)"/g)].map((m) => m[1]).filter((k) => unknown.includes(k));
+        const counted = Number(/ and (\d+) more\)$/.exec(message)?.[1] ?? 0);
+        expect(new Set([refused, ...named]).size + counted).toBe(unknown.length);
+        expect(named.length).toBeLessThanOrEqual(MAX_NAMED_UNKNOWN_KEYS - 1);
+      }),
     );
   });
 });

@@ -115,7 +115,7 @@ describe(`a body with ${N.toLocaleString('en-US')} unknown keys is refused with 
       compact({ strategy: { type: 'sliding-window', ...keys(N, 'maxEventz') } }),
       'invalid_parameter',
       'strategy.maxEventz0',
-      'invalid strategy.maxEventz0: must be absent (allowed keys: type, maxEvents) (got an unknown key; did you mean "maxEvents"?)',
+      `invalid strategy.maxEventz0: must be absent (allowed keys: type, maxEvents) (got an unknown key; did you mean "maxEvents"? strategy has ${N - 1} other unknown keys: "maxEventz1", "maxEventz2", "maxEventz3", "maxEventz4" and ${N - 5} more)`,
     ],
     [
       'a strategy without its type',
@@ -129,7 +129,7 @@ describe(`a body with ${N.toLocaleString('en-US')} unknown keys is refused with 
       compact({ strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count', maxTurns: 2, ...keys(N, 'thresh') } }),
       'invalid_parameter',
       'trigger.thresh0',
-      'invalid trigger.thresh0: must be absent (allowed keys: type, maxTurns) (got an unknown key)',
+      `invalid trigger.thresh0: must be absent (allowed keys: type, maxTurns) (got an unknown key; trigger has ${N - 1} other unknown keys: "thresh1", "thresh2", "thresh3", "thresh4" and ${N - 5} more)`,
     ],
     [
       'a policy body with dryRun sent last',
@@ -151,7 +151,9 @@ describe(`a body with ${N.toLocaleString('en-US')} unknown keys is refused with 
 
   it('a key of the body sent in a strategy after the first unknown keys looked at is not looked for: the refusal stays the parser’s', () => {
     const late = compact({ strategy: { type: 'sliding-window', ...keys(MAX_SCANNED_UNKNOWN_KEYS), dryRun: true } });
-    expect(refusedWithWork(late).err.message).toBe('invalid strategy.junk0: must be absent (allowed keys: type, maxEvents) (got an unknown key)');
+    expect(refusedWithWork(late).err.message).toBe(
+      `invalid strategy.junk0: must be absent (allowed keys: type, maxEvents) (got an unknown key; strategy has ${MAX_SCANNED_UNKNOWN_KEYS} other unknown keys: "junk1", "junk2", "junk3", "junk4" and ${MAX_SCANNED_UNKNOWN_KEYS - 4} more)`,
+    );
     const early = compact({ strategy: { type: 'sliding-window', ...keys(MAX_SCANNED_UNKNOWN_KEYS - 1), dryRun: true } });
     expect(refusedWithWork(early).err.message).toBe(
       'strategy.dryRun: unknown field "dryRun": it is a field of the request body, not of the strategy; move it out of "strategy", beside it in the body',
@@ -183,7 +185,7 @@ describe(`a body with ${N.toLocaleString('en-US')} unknown keys is refused with 
       status: 400,
       body: {
         code: 'invalid_parameter',
-        message: 'invalid strategy.maxEventz0: must be absent (allowed keys: type, maxEvents) (got an unknown key; did you mean "maxEvents"?)',
+        message: `invalid strategy.maxEventz0: must be absent (allowed keys: type, maxEvents) (got an unknown key; did you mean "maxEvents"? strategy has ${N - 1} other unknown keys: "maxEventz1", "maxEventz2", "maxEventz3", "maxEventz4" and ${N - 5} more)`,
         parameter: 'strategy.maxEventz0',
       },
     });

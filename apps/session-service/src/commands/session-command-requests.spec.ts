@@ -497,7 +497,7 @@ describe('an unknown key that is a near miss of an optional field is suggested, 
   it('given a junk key before the typo in a strategy or a trigger, when validated, then the typo is the key named, with its suggestion (newcomer ncverify46)', () => {
     const err = refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'sliding-window', junk0: 1, maxEvent: 1 } }));
     expect(err.parameter).toBe('strategy.maxEvent');
-    expect(err.message).toMatch(/did you mean "maxEvents"\?\)$/);
+    expect(err.message).toMatch(/did you mean "maxEvents"\? strategy has another unknown key: "junk0"\)$/);
     const trigger = refusal(() => compactCommandFrom(schemas, 't', 's', { strategy, trigger: { type: 'turn-count', junk: 1, maxTurn: 3 } }));
     expect(trigger.parameter).toBe('trigger.maxTurn');
     expect(refusal(() => compactCommandFrom(schemas, 't', 's', { strategy: { type: 'sliding-window', junk0: 1 } })).parameter).toBe('strategy.junk0');
