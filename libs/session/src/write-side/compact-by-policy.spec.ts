@@ -8,7 +8,7 @@
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type Strategy, type SummaryRequest, type Trigger } from '@lib/compaction';
-import { SqliteEventStore } from '@lib/event-store';
+import { DuplicateEventIdError, SqliteEventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, type CompactionCompletedData } from '../events/session-stream-events';
 import { InvalidRequestError } from '../errors';
 import { noPolicyMessage } from '../decider/compaction-by-policy';
@@ -208,6 +208,25 @@ describe('compaction by policy through the handler', () => {
       expect(answer.kept).toContain('u8');
       const [decision] = await decisions();
       expect(decision.data).toMatchObject({ strategy: summarizing, policyRevision: policy.revision });
+    } finally {
+      await store.close();
+    }
+  });
+  it('given an automatic pass whose append is refused as a duplicate with no decision recorded, and its policy replaced meanwhile: abandoned (conflict), nothing written', async () => {
+    const { store, summarizer, compactions, appendTurns, setPolicy, decisions } = setUp();
+    try {
+      await appendTurns(0, 8);
+      await setPolicy(summarizing);
+      const appendToStream = jest.spyOn(store, 'appendToStream');
+      summarizer.during = async () => {
+        await setPolicy(slidingTwo);
+        // the pass's own append, next: refused as if its ids were taken, though no decision of it is in the log
+        appendToStream.mockRejectedValueOnce(new DuplicateEventIdError(stream, 'taken'));
+      };
+      const answer = await compactions.execute(new CompactSessionCommand('t', 's', summarizing, null, 'chars', false, 'auto'));
+      expect(summarizer.calls).toBe(1);
+      expect(answer.outcome).toBe('conflict');
+      expect(await decisions()).toEqual([]);
     } finally {
       await store.close();
     }

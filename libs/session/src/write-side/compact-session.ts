@@ -370,6 +370,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
                 spend.discardPending();
                 return { kind: 'replay', recorded, state };
               }
+              // None found: planned again on `state`, unless (erased since, or automatic and its policy changed) the pass is abandoned.
+              const abandonedOnDuplicate = this.abandoned(command, loaded, state, spend);
+              if (abandonedOnDuplicate) return abandonedOnDuplicate;
               break;
             }
             // Erased (and written again) since it began, or (automatic) its policy changed: abandoned, never rebased.
