@@ -10,6 +10,7 @@ import { graphemeBoundary } from './grapheme-boundary';
 import { truncateMiddle } from './text';
 import { spacelessWordBoundary } from './word-boundary';
 import { codePointLength } from './text-length';
+import { foldRepeatedUserMessages, repeatedMessage, type FoldedEvent } from './repeated-user-messages';
 import { eventCost, fitsTokens, type TokenEstimator } from './token-estimators';
 
 /** Name and version of the extractive summarizer, recorded as the summarizer identity of every decision it makes. */
@@ -313,9 +314,17 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
         target = sections.get(title)!;
         continue;
       }
-      if (trimmed === '' || MORE_LINE.test(trimmed)) continue;
+      // the compact form's identifiers line is that summary's artefacts: merged with them, its count kept
+      if (trimmed.startsWith(IDENTIFIERS_LINE)) {
+        const listed = trimmed.slice(IDENTIFIERS_LINE.length).trim();
+        if (listed !== '') sections.get('Earlier artefacts:')!.push(listed);
+        continue;
+      }
+      const artefacts = target === sections.get('Earlier artefacts:');
+      // the count of the artefacts left out stays with them (carried: each generation lists or counts them)
+      if (trimmed === '' || (MORE_LINE.test(trimmed) && !artefacts)) continue;
       // a previous summary cut in the middle may have lost its header line's end: drop a leftover
-      const whole = target === sections.get('Earlier artefacts:') || target === sections.get('Earlier tools used:') ? line.replace(MORE_SUFFIX, '') : line;
+      const whole = target === sections.get('Earlier tools used:') ? line.replace(MORE_SUFFIX, '') : artefacts ? line.replace(/^- (?=\(\+\d+ more)/, '') : line;
       target.push(
         whole
           .replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '')
@@ -347,40 +356,33 @@ interface ExtractedParts {
   /** Whether an artefact was middle-truncated (over {@link MAX_ARTEFACT_LENGTH}): the unbudgeted rendering then lacks part of it. */
   artefactsShortened: boolean;
   lastLines: string[];
-  /** Every archived event's formatted text on one line (whitespace runs collapsed), oldest first. */
+  /** Every archived event's formatted text on one line (whitespace runs collapsed), oldest first, user messages repeated in a row folded into one `User: (×N) text` ({@link foldRepeatedUserMessages}). */
   eventLines: string[];
 }
 
 /**
  * The `- text` lines of the user messages among `events` (formatted lines, oldest first; text with
  * whitespace runs collapsed), oldest first, where N > 1 user messages in a row give the same text
- * one line `- (×N) text` (`next` sent 57 times between the answers: one line, not 57). Messages in a
- * row: no other user message between them (the assistant's answers and tool results may be).
+ * one line `- (×N) text` (`next` sent 57 times between the answers: one line, not 57), by the rule
+ * the compact form's lines follow too ({@link foldRepeatedUserMessages}).
  */
-function userLinesOf(events: readonly string[]): string[] {
-  const runs: Array<{ text: string; times: number }> = [];
-  for (const t of events) {
-    if (!t.startsWith('User: ')) continue;
-    const text = t.slice('User: '.length).replace(/\s+/g, ' ').trim();
-    const last = runs[runs.length - 1];
-    if (last?.text === text) last.times++;
-    else runs.push({ text, times: 1 });
-  }
-  return runs.map(({ text, times }) => (times > 1 ? `- (×${times}) ${text}` : `- ${text}`));
+function userLinesOf(folded: readonly FoldedEvent[]): string[] {
+  return folded.flatMap((e) => (e.user === undefined ? [] : [`- ${repeatedMessage(e.user.text, e.user.times)}`]));
 }
 
 function extractParts(request: SummaryRequest): ExtractedParts {
   const events = request.toSummarize;
   const artefacts = collectArtefacts(events);
+  const folded = foldRepeatedUserMessages(events);
   return {
     header: `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`,
     previous: mergePreviousSummaries(request.currentSummaries),
-    userLines: userLinesOf(events),
+    userLines: userLinesOf(folded),
     tools: [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)),
     artefacts: artefacts.slice(0, MAX_ARTEFACTS + 1),
     artefactsShortened: artefacts.shortened,
     lastLines: events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`),
-    eventLines: events.map((t) => t.replace(/\s+/g, ' ').trim()),
+    eventLines: folded.map((e) => e.line),
   };
 }
 
@@ -523,10 +525,26 @@ function capAtWord(line: string, prefix: string, cap: number): string {
   return `${prefix}(${line.length - prefix.length} characters, not shown)`;
 }
 
-/** Splits a merged previous summary into its loose lines and its "Earlier …:" groups. */
-function previousItems(previous: string): { lines: { text: string; group?: string }[]; artefacts: string[] } {
+/** The markers this summarizer writes for what it left out (`[… N characters omitted …]`, `(+N more)`, `(N characters, not shown)`): no content, their numbers no artefacts. */
+const LEFT_OUT_MARKERS = /\[… \d+ (?:characters|more) omitted …\]|\(\+\d+ more(?: omitted)?\)|\(\d+ characters, not shown\)/g;
+
+/** A merged previous summary's items (see {@link previousItems}). */
+interface PreviousItems {
+  /** Its loose lines and those of its "Earlier …:" groups but the artefacts, in order (`group`: the group's title). */
+  lines: { text: string; group?: string }[];
+  /** The artefacts its "Earlier artefacts:" lists (its compact form's `Identifiers:` line included), in order. */
+  artefacts: string[];
+  /** The identifiers ({@link artefactRank} 0) its other lines hold (text it kept whole, e.g. a compact form's archived lines), in order of first appearance. */
+  identifiers: string[];
+  /** How many artefacts its lists counted without listing them (their `(+N more)`): carried into the next summary's count. */
+  counted: number;
+}
+
+/** Splits a merged previous summary (see {@link mergePreviousSummaries}) into its lines, its artefacts and the identifiers its other lines hold. */
+function previousItems(previous: string): PreviousItems {
   const lines: { text: string; group?: string }[] = [];
   const artefacts: string[] = [];
+  let counted = 0;
   const titles = new Set(EARLIER_TITLES.map((t) => t.title));
   let group: string | undefined;
   for (const raw of previous.split('\n')) {
@@ -535,14 +553,39 @@ function previousItems(previous: string): { lines: { text: string; group?: strin
       group = line.trim();
       continue;
     }
-    if (line.trim() === '' || MORE_LINE.test(line.trim())) continue;
     if (group === 'Earlier artefacts:') {
-      for (const a of line.replace(MORE_SUFFIX, '').split(', ')) if (a.trim() !== '') artefacts.push(a.trim());
+      for (const m of line.matchAll(/\(\+(\d+) more\)/g)) counted += Number(m[1]);
+      // a list cut in the middle: the words either side of the marker are no artefact
+      for (const piece of line.split(LEFT_OUT_MARKERS)) for (const a of piece.split(', ')) if (a.trim() !== '') artefacts.push(a.trim());
       continue;
     }
+    if (line.trim() === '' || MORE_LINE.test(line.trim())) continue;
     lines.push(group === undefined ? { text: line } : { text: line, group });
   }
-  return { lines, artefacts };
+  const prose = collectArtefacts(
+    lines.map((l) => l.text.replace(LEFT_OUT_MARKERS, ' ')),
+    false,
+  );
+  return { lines, artefacts, identifiers: prose.filter((a) => artefactRank(a) === 0), counted };
+}
+
+/**
+ * The artefacts a budgeted summary of `request` lists or counts, in both its forms (packed
+ * sections, compact form), most telling first ({@link rankArtefacts}, no tool name), from: the
+ * user messages, the previous summary's lists (`prev.artefacts`), the archived events, then the
+ * identifiers only the previous summary's other lines hold (`prev.identifiers`), so an identifier
+ * the previous summary carried is listed or counted as the archived events' are (newcomer
+ * ncverify53: a rolling summary folded at a tiny budget dropped them without a count). `carried`:
+ * the artefacts the previous summary counted without listing them (`prev.counted`), to count again.
+ */
+function artefactsOf(request: SummaryRequest, prev: PreviousItems): string[] & { dropped: number; droppedIdentifiers: number; carried: number } {
+  const events = request.toSummarize;
+  const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
+  const pool = rankArtefacts(
+    [collectArtefacts(userTexts, false), prev.artefacts, collectArtefacts(events, false), prev.identifiers],
+    new Set([...toolNames(events).keys()]),
+  );
+  return Object.assign(pool, { carried: prev.counted });
 }
 
 /**
@@ -569,13 +612,8 @@ function packSummary(
   maxChars: number,
   fits: (text: string) => boolean,
 ): string | undefined {
-  const events = request.toSummarize;
   const prev = previousItems(parts.previous);
-  const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
-  const artefactPool = rankArtefacts(
-    [collectArtefacts(userTexts, false), prev.artefacts, collectArtefacts(events, false)],
-    new Set([...toolNames(events).keys()]),
-  );
+  const artefactPool = artefactsOf(request, prev);
   const unitChars = estimator.name === 'chars' ? 0.25 : 1;
   const lineCap = Math.max(80, Math.min(Math.floor(maxChars / 4), Math.floor(textBudget * unitChars)));
   const item = (section: PackItem['section'], order: number, text: string, group?: string): PackItem =>
@@ -622,7 +660,7 @@ function packSummary(
     previous: prevItems.length,
     users: userItems.length,
     tools: toolItems.length,
-    artefacts: artefactItems.length + artefactPool.dropped,
+    artefacts: artefactItems.length + artefactPool.dropped + artefactPool.carried,
     last: lastItems.length,
   };
   const render = (kept: ReadonlySet<PackItem>): string => {
@@ -799,18 +837,29 @@ function identifiersLine(ids: readonly string[], uncounted: number, room: number
 
 /**
  * The identifiers of `request` (rank 0 of {@link artefactRank}: ids mixing letters and digits,
- * e-mails, URLs, paths, long numbers), the user messages' and the previous summary's first, each
- * once, no tool name.
+ * e-mails, URLs, paths, long numbers), in {@link artefactsOf}'s order, each once, no tool name;
+ * `dropped` counts those never considered and those the previous summary only counted.
  */
-function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): string[] & { dropped: number } {
-  const events = request.toSummarize;
-  const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
-  const pool = rankArtefacts(
-    [collectArtefacts(userTexts, false), previousItems(parts.previous).artefacts, collectArtefacts(events, false)],
-    new Set([...toolNames(events).keys()]),
-  );
+function compactIdentifiers(request: SummaryRequest, prev: PreviousItems): string[] & { dropped: number } {
+  const pool = artefactsOf(request, prev);
   const identifiers = pool.filter((a) => artefactRank(a) === 0);
-  return Object.assign(identifiers, { dropped: pool.droppedIdentifiers });
+  return Object.assign(identifiers, { dropped: pool.droppedIdentifiers + pool.carried });
+}
+
+/**
+ * The previous summary `prev` as the compact form writes it: its lines, each group's title
+ * ("Earlier …:") before its first line, without its artefacts (the identifiers line lists or
+ * counts them, see {@link compactIdentifiers}).
+ */
+function previousProse(prev: PreviousItems): string {
+  const out: string[] = [];
+  let group: string | undefined;
+  for (const line of prev.lines) {
+    if (line.group !== undefined && line.group !== group) out.push(line.group);
+    group = line.group;
+    out.push(line.text);
+  }
+  return out.join('\n');
 }
 
 /**
@@ -828,17 +877,19 @@ function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): str
  * text beyond the markers, for every estimator. Never blank.
  */
 function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
-  const text = [parts.previous, ...parts.eventLines].filter((l) => l !== '').join('\n');
-  if (text.trim() === '') return parts.header;
+  const prev = previousItems(parts.previous);
+  const text = [previousProse(prev), ...parts.eventLines].filter((l) => l !== '').join('\n');
+  const ids = compactIdentifiers(request, prev);
+  const lacking = (kept: string) => ids.filter((id) => !kept.includes(id));
+  if (text.trim() === '' && ids.length + ids.dropped === 0) return parts.header;
   // the marker's longest form: it is not content, so it never eats into the floor
   const marker = estimator.count(` [… ${text.length} characters omitted …] `);
   const floor = minCompactSummaryUnits(estimator) + marker;
   const room = Math.max(textBudget, floor);
-  if (fitsTokens(text, room, estimator)) return text.trim();
+  // whole, when it fits and holds every identifier (the previous summary's list is not in the text)
+  if (fitsTokens(text, room, estimator) && lacking(text).length === 0 && ids.dropped === 0) return text.trim();
   const fitBody = (share: number) => fitTextToTokens(text, Math.max(0, Math.floor(share)), estimator, AT_WORDS).trim();
-  const ids = compactIdentifiers(request, parts);
   const draft = fitBody(room * (1 - COMPACT_IDENTIFIER_SHARE));
-  const lacking = (kept: string) => ids.filter((id) => !kept.includes(id));
   // what a line takes from the room: all its cost, but under the floor (a summary over its budget
   // anyway) its count is a marker as the omission marker is, and never eats into the floor's content
   const taken = (line: string) => {
