@@ -404,7 +404,8 @@ export class SessionReads {
 
   /**
    * Waits for this process's acknowledged writes (no store read: they are in the log). While the
-   * read models cannot be written (disk full: the projector's `readModelsFull`) and `scope` is
+   * read models cannot be written (disk full: the projector's `readModelsFull`), or the projector
+   * cannot follow the log (the store down: {@link projectorStalled}), and `scope` is
    * given, only for those the read shows (see `AcknowledgedPositions.lastWithin`): a session whose
    * acknowledged events are all projected is served, although events of other sessions wait
    * unprojected (they cannot change what it shows); a tenant-wide read (`scope` without
@@ -419,9 +420,21 @@ export class SessionReads {
       this.acknowledged.projectedUpTo(checkpoint);
       return;
     }
-    const needed = scope && this.projector.readModelsFull() !== null ? this.acknowledged.lastWithin(scope) : own;
+    const needed = scope && this.projectorStalled() ? this.acknowledged.lastWithin(scope) : own;
     if (checkpoint >= needed) return;
     await this.reached(needed);
+  }
+
+  /**
+   * Whether the projector cannot apply the log for now, for a reason a read can be served around:
+   * the read models' disk is full, or its last attempt to follow the log failed (the store does not
+   * answer it: a PostgreSQL outage, newcomer ncfleet54), not for damaged read models or another
+   * log's (those answer on their own). Reads then wait only for what they show ({@link waitForOwnWrites}).
+   */
+  private projectorStalled(): boolean {
+    if (this.projector.readModelsFull() !== null) return true;
+    const state = this.projector.state();
+    return state.lastError !== null && !state.readModelsDamaged && !state.offLog;
   }
 
   /**
