@@ -143,5 +143,28 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  */
 export function createSessionServiceClient(baseUrl: string, options: SessionServiceClientOptions = {}): SessionServiceClient {
   const { apiKey, headers, querySerializer = serializeQuery, ...rest } = options;
-  return createClient<ClientPaths>({ ...rest, querySerializer, baseUrl: baseUrl.replace(/\/+$/, ''), headers: clientHeaders(headers, apiKey) });
+  const client = createClient<ClientPaths>({ ...rest, querySerializer, baseUrl: baseUrl.replace(/\/+$/, ''), headers: clientHeaders(headers, apiKey) });
+  const get = client.GET;
+  // A text answer is read as text unless the call says how ({@link TEXT_ANSWER_PATHS}); openapi-fetch reads every answer as JSON.
+  client.GET = ((path: string, init?: { parseAs?: string }) =>
+    (get as (path: string, init?: object) => unknown)(
+      path,
+      (TEXT_ANSWER_PATHS as readonly string[]).includes(path) && init?.parseAs === undefined ? { ...init, parseAs: 'text' } : init,
+    )) as SessionServiceClient['GET'];
+  return client;
 }
+
+/** The paths whose 200 answer to GET is text (`text/plain` in the generated types), not JSON. */
+type TextAnswerPath = { [P in keyof paths]: paths[P] extends { get: { responses: { 200: { content: { 'text/plain': string } } } } } ? P : never }[keyof paths];
+
+/**
+ * The paths whose answer the client's `GET` reads as text (`data` is the string the generated
+ * types promise: `/metrics`' Prometheus text) unless the call gives its own `parseAs`; openapi-fetch
+ * reads every other answer as JSON (newcomer ncfleet54: `client.GET('/metrics')` threw a
+ * SyntaxError). The compiler checks the list holds every text path of the generated types.
+ */
+export const TEXT_ANSWER_PATHS: readonly TextAnswerPath[] = ['/metrics'];
+/** Fails to compile when a text path of the generated types is missing from {@link TEXT_ANSWER_PATHS}. */
+export type TextAnswerPathsListed = [Exclude<TextAnswerPath, '/metrics'>] extends [never] ? true : never;
+const textAnswerPathsListed: TextAnswerPathsListed = true;
+void textAnswerPathsListed;
