@@ -24,7 +24,7 @@ import { COMPACTION_COMPLETED, ReadModelStore, sessionKey } from '@lib/session';
 import { deleteStreams, describeWithNats, eventually, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { ReplicaLink } from '../support/nats-replica-link';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
-import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
+import { DUPLICATE_WINDOW_MS as PRODUCTION_DUPLICATE_WINDOW_MS, ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { natsNames, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(60_000);
@@ -121,6 +121,10 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
   const feedWarnings = () => warn.mock.calls.map(([line]) => String(line)).filter((line) => line.startsWith('decision feed: '));
 
   it('at start: a decision another replica publishes after the head was read is this log’s (no warning, no anotherLog), and the feed goes on from it', async () => {
+    // A resumes after the stream's last message as it read it before B's newer one, so it publishes that one again, a copy
+    // JetStream drops by its Nats-Msg-Id within the duplicate window: a window of its production size here (the 200 ms one
+    // let a copy through once under a loaded CI machine, A publishing it over 200 ms after B).
+    await nats.client.jsm.streams.update(names.decisionStream, { duplicate_window: nanos(PRODUCTION_DUPLICATE_WINDOW_MS) });
     const first = await decide('s1');
     const b = feed('b', store);
     await b.start();
