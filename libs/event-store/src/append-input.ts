@@ -1,5 +1,6 @@
 import { isUuid } from './deterministic-id';
 import { DuplicateEventIdError } from './errors';
+import { jsonText } from './known-json';
 import type { EventData, ExpectedRevision } from './event-store.port';
 
 /** An event ready to write: id lowercased, data and metadata serialised to JSON text. */
@@ -39,7 +40,8 @@ export function prepareAppend(stream: string, events: EventData[], expected: Exp
     if (seen.has(id)) throw new DuplicateEventIdError(stream, id);
     seen.add(id);
     if (typeof e.type !== 'string' || e.type.length === 0) throw new TypeError('event type must be a non-empty string');
-    const data = JSON.stringify(e.data);
+    // A large member whose JSON is known already (a request's metadata, made when it was validated) is not serialized again.
+    const data = jsonText(e.data);
     if (data === undefined) throw new TypeError(`event ${id}: data is not JSON-serialisable`);
     const metadata = e.metadata === undefined ? null : (JSON.stringify(e.metadata) ?? null);
     const formerIds = (e.formerIds ?? []).map((former) => {

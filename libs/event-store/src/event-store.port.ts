@@ -26,6 +26,16 @@ export interface EventData {
   type: string;
   /** JSON-serialisable payload. */
   data: unknown;
+  /**
+   * True when `data` is a value as `JSON.parse` gives one, so that parsing its JSON text gives it back
+   * (plain objects and arrays, strings, finite numbers, booleans, null; no class instance nor
+   * `toJSON`; a member undefined, which its text leaves out, must read as absent to every reader),
+   * and it is not changed after the append: a reader of the log may then be given this very value
+   * instead of one parsed from the stored text (the SQLite store answers so the first read of an
+   * event it just committed, saving the parse of a large payload the projector reads right after
+   * the commit). Never written.
+   */
+  dataIsParsedJson?: boolean;
   /** JSON-serialisable metadata, or undefined. */
   metadata?: unknown;
   /**

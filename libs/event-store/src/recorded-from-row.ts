@@ -13,12 +13,16 @@ export interface EventTableRow {
   metadata: string | null;
 }
 
-/** The port's {@link RecordedEvent} of a stored row (data and metadata parsed; `created` as the store recorded it). */
-export function recordedFromRow(row: EventTableRow, created: Date): RecordedEvent {
+/**
+ * The port's {@link RecordedEvent} of a stored row (data and metadata parsed; `created` as the store
+ * recorded it). `given`: the row's data as its appender gave it, answered instead of parsing `row.data`
+ * (which is its JSON text).
+ */
+export function recordedFromRow(row: EventTableRow, created: Date, given?: { data: unknown }): RecordedEvent {
   return {
     id: row.id,
     type: row.type,
-    data: JSON.parse(row.data),
+    data: given ? given.data : JSON.parse(row.data),
     metadata: row.metadata === null ? undefined : JSON.parse(row.metadata),
     streamId: row.stream,
     revision: row.revision,

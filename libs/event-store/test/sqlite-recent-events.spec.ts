@@ -98,6 +98,28 @@ describe.each([
     expect(held).toEqual(await readAllFrom(other));
   });
 
+  it('given data marked dataIsParsedJson, then the first read answers it as given (not parsed again), later reads parse its text; unmarked data is always parsed', async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]));
+    const marked = { ...ev({ event: { id: 'u1', text: 'x' }, metadata }), dataIsParsedJson: true };
+    const plain = ev({ n: 1 });
+    await store.appendToStream('session-a', [marked, plain]);
+    const parses = jest.spyOn(JSON, 'parse');
+    try {
+      const [first, second] = await readAllFrom(store);
+      expect(first.data).toBe(marked.data);
+      expect(second.data).not.toBe(plain.data);
+      expect(second.data).toEqual(plain.data);
+      // the unmarked data and each event's metadata column are parsed, the marked data never
+      expect(parses.mock.calls.map(([text]) => text)).not.toContain(JSON.stringify(marked.data));
+      const again = await readAllFrom(store);
+      expect(again[0].data).not.toBe(marked.data);
+      expect(again).toEqual(await readAllFrom(other));
+      expect(first).toEqual(again[0]);
+    } finally {
+      parses.mockRestore();
+    }
+  });
+
   it("never skips another writer's event between two of its own", async () => {
     await store.appendToStream('session-a', [ev({ n: 1 })]);
     await other.appendToStream('session-b', [ev({ n: 2 })]);

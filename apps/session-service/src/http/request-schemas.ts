@@ -10,6 +10,7 @@ import {
   clientTimeInRange,
   codePointLength,
   inexactJsonNumberAt,
+  isExactJsonNumber,
   INEXACT_JSON_NUMBER_RULE,
   MAX_EXACT_JSON_INTEGER,
   hasLoneSurrogate,
@@ -22,7 +23,7 @@ import {
   utcExactTime,
 } from '@lib/session';
 import { overLimitMessage } from '@lib/compaction';
-import { CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
+import { CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger, rememberJsonText } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
 import { booleanQueryParam } from './boolean-query-param';
 import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
@@ -89,19 +90,50 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
  * metadata of 300,000 keys looks at ~13,000 of them, never serializes it (newcomer ncbounds).
  */
 export function jsonLimitExceeded(value: unknown, maxDepth: number, maxLength: number): 'depth' | 'length' | undefined {
+  return scanJsonValue(value, maxDepth, maxLength).exceeded;
+}
+
+/** What {@link scanJsonValue} found in its one walk of a JSON value. */
+export interface JsonValueScan {
+  /** The first limit found exceeded, as {@link jsonLimitExceeded} answers (the walk stopped there), else undefined. */
+  exceeded: 'depth' | 'length' | undefined;
+  /**
+   * Whether a number {@link isExactJsonNumber} refuses (not finite, or an integer past ±(2^53 − 1))
+   * was met before the walk stopped: when `exceeded` is undefined, whether `value` holds one.
+   */
+  inexactNumber: boolean;
+  /** UTF-16 code units of the strings met (keys left out) before the walk stopped: when `exceeded` is undefined, of all of `value`'s strings. */
+  stringUnits: number;
+}
+
+/**
+ * {@link jsonLimitExceeded}'s walk of `value`, which also notes whether a number the service cannot
+ * keep as sent was met ({@link JsonValueScan.inexactNumber}) and adds up its strings' code units
+ * ({@link JsonValueScan.stringUnits}, which the projector would otherwise walk the value again for), so
+ * that metadata is walked once by its checks (then serialized once), not once per check.
+ */
+export function scanJsonValue(value: unknown, maxDepth: number, maxLength: number): JsonValueScan {
   const values: unknown[] = [value];
   const depths: number[] = [0];
   let length = 0;
+  let inexactNumber = false;
+  let stringUnits = 0;
   const text = (s: string) => 2 + Math.ceil(s.length / 2);
   while (values.length > 0) {
     const v = values.pop();
     const depth = depths.pop()!;
     if (v === null || typeof v !== 'object') {
-      length += typeof v === 'string' ? text(v) : 1;
-      if (length > maxLength) return 'length';
+      if (typeof v === 'string') {
+        stringUnits += v.length;
+        length += text(v);
+      } else {
+        if (typeof v === 'number' && !inexactNumber && !isExactJsonNumber(v)) inexactNumber = true;
+        length += 1;
+      }
+      if (length > maxLength) return { exceeded: 'length', inexactNumber, stringUnits };
       continue;
     }
-    if (depth >= maxDepth) return 'depth';
+    if (depth >= maxDepth) return { exceeded: 'depth', inexactNumber, stringUnits };
     length += 2;
     if (Array.isArray(v)) {
       length += Math.max(0, v.length - 1);
@@ -115,14 +147,14 @@ export function jsonLimitExceeded(value: unknown, maxDepth: number, maxLength: n
       for (const key of keys) {
         // the key and its colon
         length += text(key) + 1;
-        if (length > maxLength) return 'length';
+        if (length > maxLength) return { exceeded: 'length', inexactNumber, stringUnits };
         values.push((v as Record<string, unknown>)[key]);
         depths.push(depth + 1);
       }
     }
-    if (length > maxLength) return 'length';
+    if (length > maxLength) return { exceeded: 'length', inexactNumber, stringUnits };
   }
-  return undefined;
+  return { exceeded: undefined, inexactNumber, stringUnits };
 }
 
 /** The ranges of {@link integerInRange} schemas, by their zod definition (shared by the copies `.describe()` makes). */
@@ -410,7 +442,9 @@ export const NULL_REFUSED_FIELDS = new WeakSet<z.ZodType>();
  * a required field (its error stays), one of {@link NULL_REFUSED_FIELDS} (its error stays) or an
  * unknown one (refused by the strict object). Returns
  * `value` itself when nothing is dropped; a copy keeps the other keys in their order, as own data
- * properties (a `__proto__` key stays a key).
+ * properties (a `__proto__` key stays a key). Only the parts of `value` where the schema has such a
+ * field are looked at ({@link nullFieldsOf}): a tool call has none, so the 128,000 tool calls of a
+ * refused body are not walked (newcomer: that walk cost 10× the body's `JSON.parse`).
  */
 export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknown {
   const def = (schema as unknown as { def: { type: string } & Record<string, unknown> }).def;
@@ -419,12 +453,18 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
     case 'nullable':
       return nullOptionalsAsAbsent(def.innerType as z.ZodType, value);
     case 'array': {
-      if (!Array.isArray(value)) return value;
-      const items = value.map((item) => nullOptionalsAsAbsent(def.element as z.ZodType, item));
-      return items.some((item, i) => item !== value[i]) ? items : value;
+      if (!Array.isArray(value) || !mayDropNulls(schema)) return value;
+      const element = def.element as z.ZodType;
+      let items: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        const next = nullOptionalsAsAbsent(element, item);
+        if (next !== item) (items ??= value.slice())[i] = next;
+      }
+      return items ?? value;
     }
     case 'union': {
-      if (value === null || typeof value !== 'object' || typeof def.discriminator !== 'string') return value;
+      if (value === null || typeof value !== 'object' || typeof def.discriminator !== 'string' || !mayDropNulls(schema)) return value;
       const discriminator = def.discriminator;
       const tag = (value as Record<string, unknown>)[discriminator];
       const option = unionOptionFor(schema, def.options as z.ZodType[], discriminator, tag);
@@ -432,23 +472,21 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
     }
     case 'object': {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-      const shape = def.shape as Record<string, z.ZodType>;
       const sent = value as Record<string, unknown>;
       // The schema's fields are looked up in the object, not the object's keys in the schema: an object of
       // many unknown keys is copied (in its order) only when a field of it changes (newcomer ncbounds).
-      const changed = new Map<string, { next: unknown } | 'dropped'>();
-      for (const key of Object.keys(shape)) {
+      let changed: Map<string, { next: unknown } | 'dropped'> | undefined;
+      for (const { key, field, droppable } of nullFieldsOf(schema)) {
         if (!Object.hasOwn(sent, key)) continue;
-        const field = shape[key];
         const child = sent[key];
-        if (child === null && !NULL_REFUSED_FIELDS.has(field) && field.safeParse(undefined).success && !field.safeParse(null).success) {
-          changed.set(key, 'dropped');
+        if (child === null && droppable) {
+          (changed ??= new Map()).set(key, 'dropped');
           continue;
         }
         const next = nullOptionalsAsAbsent(field, child);
-        if (next !== child) changed.set(key, { next });
+        if (next !== child) (changed ??= new Map()).set(key, { next });
       }
-      if (changed.size === 0) return value;
+      if (changed === undefined) return value;
       const entries: Array<[string, unknown]> = [];
       for (const key of Object.keys(sent)) {
         const change = changed.get(key);
@@ -460,6 +498,68 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
     default:
       return value;
   }
+}
+
+/** A field of an object schema that {@link nullOptionalsAsAbsent} looks at: dropped when null (`droppable`), or holding such fields. */
+interface NullField {
+  key: string;
+  field: z.ZodType;
+  /** Optional, refusing null, not one of {@link NULL_REFUSED_FIELDS}: a null sent for it counts as absent. */
+  droppable: boolean;
+}
+
+/** Per object schema, its {@link NullField}s ({@link nullFieldsOf}); per schema, whether {@link nullOptionalsAsAbsent} may change a value of it ({@link mayDropNulls}). */
+const NULL_FIELDS = new WeakMap<z.ZodType, readonly NullField[]>();
+const MAY_DROP_NULLS = new WeakMap<z.ZodType, boolean>();
+
+/**
+ * The fields of the object schema `schema` that {@link nullOptionalsAsAbsent} looks at, in the
+ * schema's order: those dropped when null, and those whose schema may hold such a field
+ * ({@link mayDropNulls}); the others are never read. Worked out once per schema (a field's
+ * verdict depends on its schema alone: whether it takes undefined and null).
+ */
+function nullFieldsOf(schema: z.ZodType): readonly NullField[] {
+  const known = NULL_FIELDS.get(schema);
+  if (known) return known;
+  const shape = (schema as unknown as { def: { shape: Record<string, z.ZodType> } }).def.shape;
+  const fields: NullField[] = [];
+  for (const key of Object.keys(shape)) {
+    const field = shape[key];
+    const droppable = !NULL_REFUSED_FIELDS.has(field) && field.safeParse(undefined).success && !field.safeParse(null).success;
+    if (droppable || mayDropNulls(field)) fields.push({ key, field, droppable });
+  }
+  NULL_FIELDS.set(schema, fields);
+  return fields;
+}
+
+/**
+ * Whether {@link nullOptionalsAsAbsent} may give for a value of `schema` anything but the value
+ * itself: an object schema with a field dropped when null or holding one, an array of such
+ * values, a discriminated union with such an option, or such a schema made optional or nullable.
+ * Remembered per schema.
+ */
+function mayDropNulls(schema: z.ZodType): boolean {
+  const known = MAY_DROP_NULLS.get(schema);
+  if (known !== undefined) return known;
+  const def = (schema as unknown as { def: { type: string } & Record<string, unknown> }).def;
+  let may = false;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+      may = mayDropNulls(def.innerType as z.ZodType);
+      break;
+    case 'array':
+      may = mayDropNulls(def.element as z.ZodType);
+      break;
+    case 'union':
+      may = typeof def.discriminator === 'string' && (def.options as z.ZodType[]).some(mayDropNulls);
+      break;
+    case 'object':
+      may = nullFieldsOf(schema).length > 0;
+      break;
+  }
+  MAY_DROP_NULLS.set(schema, may);
+  return may;
 }
 
 /** Most tool calls one assistant event (or OpenAI assistant message) may make; more are refused (400). */
@@ -538,14 +638,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .unknown()
       .superRefine((m, ctx) => {
         if (m === null || typeof m !== 'object' || Array.isArray(m)) return ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
-        // Before serialising: a very deep value would overflow the stack, a very large one (300,000 keys) cost a pass over it all.
-        const exceeded = jsonLimitExceeded(m, MAX_METADATA_DEPTH, MAX_METADATA_LENGTH);
-        if (exceeded === 'depth')
+        // Walked once, before serialising: a very deep value would overflow the stack, a very large one (300,000 keys) cost a pass over it all.
+        const scan = scanJsonValue(m, MAX_METADATA_DEPTH, MAX_METADATA_LENGTH);
+        if (scan.exceeded === 'depth')
           return ctx.addIssue({
             code: 'custom',
             message: overLimitMessage('nests deeper than', { max: MAX_METADATA_DEPTH, unit: 'levels', remedy: 'flatten it' }),
           });
-        const json = exceeded === 'length' ? undefined : JSON.stringify(m);
+        const json = scan.exceeded === 'length' ? undefined : JSON.stringify(m);
         if (json === undefined || (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH))
           return ctx.addIssue({
             code: 'custom',
@@ -555,10 +655,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
               remedy: 'keep large data elsewhere and put a reference to it in metadata',
             }),
           });
-        if (jsonHasLoneSurrogate(m)) return ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+        // JSON.stringify writes a lone surrogate as an escape (\udXXX): without "\ud" in its text there is none (with it, an escaped backslash may be before "ud").
+        if (json.includes('\\ud') && jsonHasLoneSurrogate(m))
+          return ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
         // A number a double does not hold as sent would be stored changed (and a resend with another one taken for a retry).
-        const inexact = inexactJsonNumberAt(m);
-        if (inexact) ctx.addIssue({ code: 'custom', message: INEXACT_JSON_NUMBER_RULE, path: inexact });
+        const inexact = scan.inexactNumber ? inexactJsonNumberAt(m) : undefined;
+        if (inexact) return ctx.addIssue({ code: 'custom', message: INEXACT_JSON_NUMBER_RULE, path: inexact });
+        // Valid, and kept as sent: the store and the projector write this text rather than serialize it again (nor add up its strings).
+        rememberJsonText(m, json, scan.stringUnits);
       })
       .transform((m) => m as Record<string, unknown>)
       .meta({

@@ -95,6 +95,11 @@ interface Row {
 
 interface PendingOp {
   write: SqliteWrite;
+  /**
+   * An append's events' data as given, for those marked `dataIsParsedJson` (held for the first read
+   * of the log, {@link SqliteRecentEvents.appended}); never sent to the writer thread.
+   */
+  given?: ReadonlyArray<{ data: unknown } | undefined>;
   resolve: (value: SqliteWriteResult) => void;
   reject: (error: unknown) => void;
 }
@@ -246,13 +251,16 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue({
-      kind: 'append',
-      stream,
-      events: serialized,
-      expected,
-      ...(incarnation === undefined ? {} : { incarnation }),
-    }) as Promise<AppendResult>;
+    return this.enqueue(
+      {
+        kind: 'append',
+        stream,
+        events: serialized,
+        expected,
+        ...(incarnation === undefined ? {} : { incarnation }),
+      },
+      events.map((e) => (e.dataIsParsedJson === true ? { data: e.data } : undefined)),
+    ) as Promise<AppendResult>;
   }
 
   /** See {@link EventStore.readStream}. */
@@ -425,9 +433,9 @@ export class SqliteEventStore implements EventStore {
     this.db.close();
   }
 
-  private enqueue(write: SqliteWrite): Promise<SqliteWriteResult> {
+  private enqueue(write: SqliteWrite, given?: PendingOp['given']): Promise<SqliteWriteResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ write, resolve, reject });
+      this.queue.push({ write, resolve, reject, ...(given ? { given } : {}) });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => {
@@ -515,7 +523,7 @@ export class SqliteEventStore implements EventStore {
         return op.resolve(outcome.value as SqliteWriteResult);
       }
       const { writtenAtMs, ...result } = outcome.value as SqliteAppendResult;
-      this.recent.appended(op.write.stream, op.write.events, { ...result, writtenAtMs });
+      this.recent.appended(op.write.stream, op.write.events, { ...result, writtenAtMs }, op.given);
       if (result.position > this.inFlightReadLimit) this.inFlightReadLimit = result.position;
       op.resolve(result);
     });

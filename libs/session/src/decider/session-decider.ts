@@ -166,7 +166,8 @@ export function decideAppend(
       ...(e.metadata ? { metadata: e.metadata } : {}),
       ...(command.userId ? { userId: command.userId } : {}),
     };
-    return { ...storeEventIds(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
+    // The payload is read request values and counts, never changed: the store may hand it to the projector as it is (no parse of its metadata again).
+    return { ...storeEventIds(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, dataIsParsedJson: true, metadata };
   });
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
