@@ -66,6 +66,28 @@ export function randomLogOps(shape: RandomLogShape): fc.Arbitrary<RandomLogOp> {
 }
 
 /**
+ * Ops that, written after any others, leave a late answer archived on arrival in the log: a call
+ * left open, a turn after it, a compaction keeping only the last event (it archives every call
+ * still open), then a late answer alone (to the oldest call left open: archived by then).
+ */
+export const LATE_ANSWER_ARCHIVED_ON_ARRIVAL: readonly RandomLogOp[] = [
+  { kind: 'turn', answered: 0, open: true, withLate: false, system: false },
+  { kind: 'turn', answered: 0, open: false, withLate: false, system: false },
+  { kind: 'compact', strategy: parseStrategy({ type: 'sliding-window', maxEvents: 1 }), fail: false },
+  { kind: 'late' },
+];
+
+/**
+ * Random logs that each hold a late answer archived on arrival: `op`s before and after
+ * {@link LATE_ANSWER_ARCHIVED_ON_ARRIVAL} (up to `maxLength` each). For a property's coverage of
+ * on-arrival archives that does not rest on chance (a count of random logs that happened to hold
+ * them fell to its floor in some seeds).
+ */
+export function logsWithLateAnswerArchived(op: fc.Arbitrary<RandomLogOp>, maxLength: number): fc.Arbitrary<RandomLogOp[]> {
+  return fc.tuple(fc.array(op, { maxLength }), fc.array(op, { maxLength })).map(([before, after]) => [...before, ...LATE_ANSWER_ARCHIVED_ON_ARRIVAL, ...after]);
+}
+
+/**
  * Writes `ops` to session `sessionId` of tenant `t` in `store` through a fresh state cache and the
  * real append and compaction handlers (a compaction before the first turn is skipped). Resolves
  * once every op is written; rejects with the first handler error.

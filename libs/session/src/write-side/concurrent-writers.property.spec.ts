@@ -363,7 +363,9 @@ describe('concurrent writers on one session', () => {
       }),
       { numRuns: 300 },
     );
-    // The property means something only if the races happened: refusals, compactions, two processes.
+    // The property means something only if the races happened: refusals, compactions, two processes. Floors far
+    // below chance: over 100 seeds the lowest counts were 514 refused, 28 compacted (5th percentile 40, median 50),
+    // 193 raced, 384 policies, 283 twins, 237 stale.
     expect(refused).toBeGreaterThan(10);
     expect(compacted).toBeGreaterThan(10);
     expect(raced).toBeGreaterThan(30);

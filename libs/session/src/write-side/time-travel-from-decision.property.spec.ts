@@ -36,7 +36,7 @@ import {
 import { orderedWindow, type SessionWindowState } from '../domain/session-window';
 import { diffWindows } from '../queries/compaction-diff';
 import { compactionWindows, type WindowAtRevision } from '../queries/compaction-windows';
-import { randomLogOps, writeRandomSessionLog } from '../../../../test/support/random-session-log';
+import { LATE_ANSWER_ARCHIVED_ON_ARRIVAL, randomLogOps, writeRandomSessionLog, type RandomLogOp } from '../../../../test/support/random-session-log';
 import { replayCompactionWindows, replaySessionWindowAt } from './testing/full-replay';
 import { loadSessionWindowAt } from './session-loader';
 
@@ -57,6 +57,19 @@ const opArb = fc.oneof(
     }),
   },
 );
+
+/**
+ * Ops that, written after any others, leave every kind of decision the properties below look for:
+ * a system message superseded by the next and archived, a late answer archived on arrival (its
+ * call archived while open, in the decision's snapshot), a summary kept in its decision's window.
+ */
+const EVERY_KIND: readonly RandomLogOp[] = [
+  { kind: 'turn', answered: 1, open: false, withLate: false, system: true },
+  { kind: 'turn', answered: 0, open: false, withLate: false, system: true },
+  ...LATE_ANSWER_ARCHIVED_ON_ARRIVAL,
+  { kind: 'turn', answered: 0, open: false, withLate: false, system: false },
+  { kind: 'compact', strategy: parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 }), fail: false },
+];
 
 /** JSON with bigints as decimal strings: the same text for the same values in the same key order. */
 function json(value: unknown): string {
@@ -120,75 +133,107 @@ describe('time travel from the last compaction decision, against a fold of the w
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** What a log held: revisions after a decision, summaries, decisions keeping a summary or calls archived while open, archives of superseded system messages and late answers, an erased life, diffs. */
+  type Held = Record<'afterDecision' | 'summaries' | 'summaryKept' | 'openCallsKept' | 'systemArchived' | 'onArrival' | 'erasures' | 'diffs', number>;
+
+  let run = 0;
+  /**
+   * Writes `ops` as a new session (erased and written again with `afterErasure` unless null) and
+   * checks time travel at every revision and the diff of every compaction against a fold of the
+   * whole log. Resolves to what the log held, of each kind (counts).
+   */
+  async function checkedLog(ops: readonly RandomLogOp[], afterErasure: readonly RandomLogOp[] | null): Promise<Held> {
+    const held: Held = { afterDecision: 0, summaries: 0, summaryKept: 0, openCallsKept: 0, systemArchived: 0, onArrival: 0, erasures: 0, diffs: 0 };
+    const sessionId = `td${run++}`;
+    const key = sessionKey('t', sessionId);
+    const stream = sessionStream(key);
+    await writeRandomSessionLog(store, sessionId, ops);
+    const erased = await store.readStream(stream);
+    if (afterErasure) {
+      // What an erasure does to the log: the stream's events are deleted; a second life continues after their revisions.
+      await store.deleteStream(stream);
+      await writeRandomSessionLog(store, sessionId, afterErasure);
+      held.erasures++;
+    }
+    const log = await store.readStream(stream);
+    const last = log.length > 0 ? log[log.length - 1].revision : erased.length > 0 ? erased[erased.length - 1].revision : -1n;
+    for (let revision = 0n; revision <= last + 1n; revision++) {
+      const at = `revision ${revision} of ${last}`;
+      const fast = await loadSessionWindowAt(store, key, revision);
+      const full = await replaySessionWindowAt(store, key, revision);
+      expect({ at, answer: answerOf(fast) }).toEqual({ at, answer: answerOf(full) });
+      if (log.some((e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && e.revision <= revision)) held.afterDecision++;
+    }
+    for (const e of log) {
+      if (e.type === SUMMARY_INSERTED) held.summaries++;
+      const snapshot = (e.data as { checkpoint?: SessionSnapshot }).checkpoint;
+      // Decisions whose window holds a summary (read from its ranges), and that hold calls archived while open.
+      if (
+        snapshot &&
+        snapshot.keptRanges.some(([from, to]) => log.some((x) => x.type === SUMMARY_INSERTED && x.revision >= BigInt(from) && x.revision <= BigInt(to)))
+      )
+        held.summaryKept++;
+      if (snapshot?.archivedOpenCalls?.length) held.openCallsKept++;
+      if (e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).onArrival) held.onArrival++;
+      if (e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).archivedIds.some((id) => /^s\d+$/.test(id))) held.systemArchived++;
+    }
+    for (const { compactionId, firstRevision, revision } of compactionsOf(log)) {
+      const at = `compaction ${compactionId} (${firstRevision}–${revision})`;
+      const fast = await compactionWindows(store, stream, firstRevision, revision);
+      const full = await replayCompactionWindows(store, stream, firstRevision, revision);
+      expect({ at, sides: sidesOf(fast) }).toEqual({ at, sides: sidesOf(full) });
+      const head = { sessionId, compactionId, estimator: 'chars' as const };
+      expect({ at, diff: json(await diffWindows(head, fast.before, fast.after)) }).toEqual({
+        at,
+        diff: json(await diffWindows(head, full.before, full.after)),
+      });
+      held.diffs++;
+    }
+    return held;
+  }
+
   it('answers the same window at every revision, and the same diff for every compaction', async () => {
-    let run = 0;
-    const seen = { revisions: 0, afterDecision: 0, summaries: 0, summaryKept: 0, openCallsKept: 0, systemArchived: 0, onArrival: 0, erasures: 0, diffs: 0 };
     await fc.assert(
       fc.asyncProperty(
         fc.array(opArb, { minLength: 8, maxLength: 30 }),
         // One log in three is erased and written again.
         fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.array(opArb, { minLength: 8, maxLength: 20 }) }),
         async (ops, afterErasure) => {
-          const sessionId = `td${run++}`;
-          const key = sessionKey('t', sessionId);
-          const stream = sessionStream(key);
-          await writeRandomSessionLog(store, sessionId, ops);
-          const erased = await store.readStream(stream);
-          if (afterErasure) {
-            // What an erasure does to the log: the stream's events are deleted; a second life continues after their revisions.
-            await store.deleteStream(stream);
-            await writeRandomSessionLog(store, sessionId, afterErasure);
-            seen.erasures++;
-          }
-          const log = await store.readStream(stream);
-          const last = log.length > 0 ? log[log.length - 1].revision : erased.length > 0 ? erased[erased.length - 1].revision : -1n;
-          for (let revision = 0n; revision <= last + 1n; revision++) {
-            const at = `revision ${revision} of ${last}`;
-            const fast = await loadSessionWindowAt(store, key, revision);
-            const full = await replaySessionWindowAt(store, key, revision);
-            expect({ at, answer: answerOf(fast) }).toEqual({ at, answer: answerOf(full) });
-            seen.revisions++;
-            if (log.some((e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && e.revision <= revision)) seen.afterDecision++;
-          }
-          for (const e of log) {
-            if (e.type === SUMMARY_INSERTED) seen.summaries++;
-            const snapshot = (e.data as { checkpoint?: SessionSnapshot }).checkpoint;
-            // Decisions whose window holds a summary (read from its ranges), and that hold calls archived while open.
-            if (
-              snapshot &&
-              snapshot.keptRanges.some(([from, to]) => log.some((x) => x.type === SUMMARY_INSERTED && x.revision >= BigInt(from) && x.revision <= BigInt(to)))
-            )
-              seen.summaryKept++;
-            if (snapshot?.archivedOpenCalls?.length) seen.openCallsKept++;
-            if (e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).onArrival) seen.onArrival++;
-            if (e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).archivedIds.some((id) => /^s\d+$/.test(id))) seen.systemArchived++;
-          }
-          for (const { compactionId, firstRevision, revision } of compactionsOf(log)) {
-            const at = `compaction ${compactionId} (${firstRevision}–${revision})`;
-            const fast = await compactionWindows(store, stream, firstRevision, revision);
-            const full = await replayCompactionWindows(store, stream, firstRevision, revision);
-            expect({ at, sides: sidesOf(fast) }).toEqual({ at, sides: sidesOf(full) });
-            const head = { sessionId, compactionId, estimator: 'chars' as const };
-            expect({ at, diff: json(await diffWindows(head, fast.before, fast.after)) }).toEqual({
-              at,
-              diff: json(await diffWindows(head, full.before, full.after)),
-            });
-            seen.diffs++;
-          }
+          await checkedLog(ops, afterErasure);
         },
       ),
       { numRuns: RUNS },
     );
-    // Only meaningful if every kind of log was drawn: revisions after a decision, summaries, superseded system
-    // messages archived, late answers archived on arrival, erased lives, diffs.
-    expect(seen.afterDecision).toBeGreaterThan(400);
-    expect(seen.summaries).toBeGreaterThan(25);
-    expect(seen.summaryKept).toBeGreaterThan(30);
-    expect(seen.openCallsKept).toBeGreaterThan(15);
-    expect(seen.systemArchived).toBeGreaterThan(20);
-    expect(seen.onArrival).toBeGreaterThan(10);
-    expect(seen.erasures).toBeGreaterThan(5);
-    expect(seen.diffs).toBeGreaterThan(50);
+  });
+
+  // The property above is only meaningful if every kind of log was drawn: revisions after a decision, summaries,
+  // superseded system messages archived, late answers archived on arrival, erased lives, diffs. These logs each
+  // hold every kind: erased, their second life holding EVERY_KIND among random ops (counts of the random logs
+  // above that held them were thresholds on chance: over 60 seeds the lowest came within 1.6 to 2.4 times
+  // their floors, e.g. erased lives 10 for a floor of 5, revisions after a decision 658 for 400).
+  it('so it does on logs that each hold every kind of decision, erased and written again', async () => {
+    let withEveryKind = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 1, maxLength: 10 }),
+        fc.array(opArb, { maxLength: 6 }),
+        fc.array(opArb, { maxLength: 6 }),
+        async (ops, before, after) => {
+          const held = await checkedLog(ops, [...before, ...EVERY_KIND, ...after]);
+          expect({
+            ops,
+            before,
+            after,
+            held: Object.entries(held)
+              .filter(([, n]) => n === 0)
+              .map(([kind]) => kind),
+          }).toEqual({ ops, before, after, held: [] });
+          withEveryKind++;
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    expect(withEveryKind).toBe(RUNS);
   });
 
   it('reads the window after the last decision and the events since, not the whole log', async () => {
