@@ -81,6 +81,9 @@ const OLD_UNSPACED_SCRIPT = new RegExp(
 const oldHasUnspacedScript = (text: string) => OLD_UNSPACED_SCRIPT.test(text);
 // ---- end of the oracles ----
 
+/** A control character that is not the marker: a generated text's U+0003 is compared as this one. */
+const OTHER_CONTROL = '\u0004';
+
 /** Where `marked` (a text with RECALL_SCRIPT_BOUNDARY inserted) holds its boundaries, as UTF-16 positions of the text without them. */
 function boundaryPositions(marked: string): number[] {
   const positions: number[] = [];
@@ -103,7 +106,9 @@ describe('recall script rules against the tables they replaced (property)', () =
   it('wordIndexText splits every generated text as before, but texts holding `ʼ`-like letters (and beside a symbol, glueBoundaries: read models 24)', () => {
     let compared = 0;
     fc.assert(
-      fc.property(scriptText(40), (text) => {
+      fc.property(scriptText(40), (generated) => {
+        // a control character like any other here: the marker itself in a text is the property below
+        const text = generated.replaceAll(RECALL_SCRIPT_BOUNDARY, OTHER_CONTROL);
         if (SHARED_WITH_LATIN.test(text)) return;
         compared++;
         const expected = [...new Set([...boundaryPositions(oldWordIndexText(text)), ...glueBoundaries(text)])].sort((a, b) => a - b);
@@ -112,6 +117,23 @@ describe('recall script rules against the tables they replaced (property)', () =
       { numRuns: 4000, seed: 21 },
     );
     expect(compared).toBeGreaterThan(3000);
+  });
+
+  it('a text holding the marker character itself (U+0003) is split as if it held another control character there', () => {
+    fc.assert(
+      fc.property(scriptText(40), fc.array(fc.nat(), { maxLength: 3 }), (generated, at) => {
+        let text = generated;
+        for (const n of at) {
+          const i = n % (text.length + 1);
+          text = text.slice(0, i) + RECALL_SCRIPT_BOUNDARY + text.slice(i);
+        }
+        const asOther = wordIndexText(text.replaceAll(RECALL_SCRIPT_BOUNDARY, OTHER_CONTROL));
+        expect(wordIndexText(text)).toBe(asOther.replaceAll(OTHER_CONTROL, RECALL_SCRIPT_BOUNDARY));
+      }),
+      { numRuns: 2000 },
+    );
+    // the text that showed it: a mark after the control character, then a Latin letter
+    expect(wordIndexText('\u0003\u0900A')).toBe('\u0003\u0900' + RECALL_SCRIPT_BOUNDARY + 'A');
   });
 
   it('hasUnspacedScript answers as before but for texts holding a character decided anew', () => {
