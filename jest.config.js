@@ -14,8 +14,13 @@ const moduleNameMapper = {
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] };
 // A worker whose event loop is blocked for minutes is ended, naming its file (test/support/event-loop-watchdog.js);
-// a failure holding a bigint reaches the report (test/support/bigint-failure-messages.js).
-const setupFilesAfterEnv = ['<rootDir>/test/support/event-loop-watchdog.js', '<rootDir>/test/support/bigint-failure-messages.js'];
+// a failure holding a bigint reaches the report (test/support/bigint-failure-messages.js); values the append path
+// shares without copying are frozen, so a change to one fails where it is made (test/support/freeze-shared-values.js).
+const setupFilesAfterEnv = [
+  '<rootDir>/test/support/event-loop-watchdog.js',
+  '<rootDir>/test/support/bigint-failure-messages.js',
+  '<rootDir>/test/support/freeze-shared-values.js',
+];
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform, setupFilesAfterEnv };
 const os = require('node:os');
 

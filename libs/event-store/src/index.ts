@@ -12,6 +12,7 @@ export type { HeldClaim } from './claim.port';
 export { deterministicEventId, deterministicEventIdForms, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
 export { prepareAppend, satisfies, type SerializedEvent } from './append-input';
 export { jsonText, knownJsonText, knownStringUnits, rememberJsonText } from './known-json';
+export { freezeShared, sharedValuesFrozen, withoutSharedValueFreeze } from './shared-value-freeze';
 export { findInStream } from './find-in-stream';
 export { PollingSubscription, type ReadPage } from './polling-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';

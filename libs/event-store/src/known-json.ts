@@ -9,6 +9,8 @@
  * collected with its text.
  */
 
+import { freezeShared } from './shared-value-freeze';
+
 /** What is known of a remembered value: its JSON text, and how many UTF-16 code units its strings hold when that was counted. */
 interface Known {
   text: string;
@@ -21,9 +23,11 @@ const KNOWN = new WeakMap<object, Known>();
  * Remembers `text`, which must be `JSON.stringify(value)`, for `value`, an object or array that is not
  * changed from then on (a change would leave the text stale: every later serialization through
  * {@link jsonText} would write the old one); and `stringUnits`, when given: the UTF-16 code units
- * of the strings `value` holds at any depth, keys left out ({@link knownStringUnits}). Not checked.
+ * of the strings `value` holds at any depth, keys left out ({@link knownStringUnits}). Not checked
+ * in production; frozen in test runs ({@link freezeShared}).
  */
 export function rememberJsonText(value: object, text: string, stringUnits?: number): void {
+  freezeShared(value);
   KNOWN.set(value, stringUnits === undefined ? { text } : { text, stringUnits });
 }
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { SqliteEventStore, headToSkipTo, type EventData, type RecordedEvent } from '../src';
 import { MAX_RECENT_EVENTS, MAX_RECENT_EVENT_TEXT, MAX_RECENT_TEXT, SqliteRecentEvents } from '../src/sqlite/sqlite-recent-events';
 import { holdNextWriterAnswer } from './sqlite-writer-answers';
+import { sharedValuesFrozen } from '../src/shared-value-freeze';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -118,6 +119,19 @@ describe.each([
     } finally {
       parses.mockRestore();
     }
+  });
+
+  it('the data it answers as given is frozen in test runs: a reader (or the appender) that changes it fails where it does', async () => {
+    expect(sharedValuesFrozen()).toBe(true);
+    const marked = { ...ev({ event: { id: 'u1', text: 'x', toolCalls: [{ id: 'c1' }] } }), dataIsParsedJson: true };
+    await store.appendToStream('session-a', [marked]);
+    const [first] = await readAllFrom(store);
+    expect(first.data).toBe(marked.data);
+    const data = first.data as { event: { text: string; toolCalls: Array<{ id: string }> } };
+    expect(() => (data.event.text = 'changed')).toThrow(TypeError);
+    expect(() => data.event.toolCalls.push({ id: 'c2' })).toThrow(TypeError);
+    expect(() => (data.event.toolCalls[0].id = 'c2')).toThrow(TypeError);
+    expect((await readAllFrom(other))[0].data).toEqual({ event: { id: 'u1', text: 'x', toolCalls: [{ id: 'c1' }] } });
   });
 
   it("never skips another writer's event between two of its own", async () => {

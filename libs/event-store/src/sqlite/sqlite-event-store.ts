@@ -28,6 +28,7 @@ import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit'
 import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors';
 import { sqliteQuickCheck } from './sqlite-quick-check';
 import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite-wal-purge';
+import { freezeShared } from '../shared-value-freeze';
 import { probeSqliteWrite } from './sqlite-write-probe';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
@@ -259,7 +260,7 @@ export class SqliteEventStore implements EventStore {
         expected,
         ...(incarnation === undefined ? {} : { incarnation }),
       },
-      events.map((e) => (e.dataIsParsedJson === true ? { data: e.data } : undefined)),
+      events.map((e) => (e.dataIsParsedJson === true ? { data: freezeShared(e.data) } : undefined)),
     ) as Promise<AppendResult>;
   }
 
