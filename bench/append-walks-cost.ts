@@ -25,14 +25,8 @@
  * on a loaded machine: compare the ratios).
  */
 import 'reflect-metadata';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-
-/** The event-loop thread's CPU time so far (ms). */
-function eventLoopCpuMs(): number {
-  return Number(fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-}
+import { onCheckoutService } from './lib/checkout-service';
+import { eventLoopCpuMs, meanCpuMs } from './lib/event-loop-cpu';
 
 /** `{"k0":1,"k1":1,…}` with `n` keys: metadata of ~58 KB (its 64 KiB limit) at 6,000 keys. */
 function metadataText(n: number): string {
@@ -92,23 +86,13 @@ const CASES: readonly Case[] = [
 ];
 
 async function main(): Promise<void> {
-  const root = process.cwd();
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { createSessionService } = require(path.join(root, 'apps/session-service/src/create-session-service'));
-  const { loadServiceConfig } = require(path.join(root, 'apps/session-service/src/config/service-config'));
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const loadBefore = os.loadavg();
-  const dataDir = fs.mkdtempSync(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'append-walks-'));
-  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: undefined });
-  const service = await createSessionService(config, { quiet: true, env: process.env });
-  const fastify = service.app.getHttpAdapter().getInstance();
-  const only = new RegExp(process.env.APPEND_WALKS_ONLY ?? '');
-  const rounds = Number(process.env.APPEND_WALKS_ROUNDS ?? 3);
-  console.log(`${root}: event-loop CPU (ms), against JSON.parse of the same body`);
-  console.log('| body | bytes | in a row | status | request ms | + projection ms | JSON.parse ms | request / parse | request + projection / parse |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-  let session = 0;
-  try {
+  await onCheckoutService('append-walks', async ({ root, fastify }) => {
+    const only = new RegExp(process.env.APPEND_WALKS_ONLY ?? '');
+    const rounds = Number(process.env.APPEND_WALKS_ROUNDS ?? 3);
+    console.log(`${root}: event-loop CPU (ms), against JSON.parse of the same body`);
+    console.log('| body | bytes | in a row | status | request ms | + projection ms | JSON.parse ms | request / parse | request + projection / parse |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    let session = 0;
     for (const c of CASES.filter((x) => only.test(x.name))) {
       const bytes = Buffer.byteLength(c.body(0));
       // Enough requests in a row for ~4 MB of body, so that the scheduler's 4 ms ticks average out.
@@ -119,14 +103,13 @@ async function main(): Promise<void> {
       let status = 0;
       for (let r = 0; r < rounds; r++) {
         const payloads = Array.from({ length: reps }, (_, i) => c.body(r * reps + i));
-        let t = eventLoopCpuMs();
-        for (const payload of payloads) JSON.parse(payload);
-        parse = Math.min(parse, (eventLoopCpuMs() - t) / reps);
+        parse = Math.min(parse, (await meanCpuMs(reps, (i) => JSON.parse(payloads[i]) as unknown)).ms);
+        // Each request in two parts, until its answer and until the projector applied it: one meanCpuMs could not split them.
         let requestMs = 0;
         let projectedMs = 0;
         for (const payload of payloads) {
           const sessionId = `s${session++}`;
-          t = eventLoopCpuMs();
+          const t = eventLoopCpuMs();
           const res = await fastify.inject({
             method: 'POST',
             url: `/v1/sessions/${sessionId}/events`,
@@ -153,15 +136,7 @@ async function main(): Promise<void> {
         `| ${c.name} | ${bytes.toLocaleString('en-US')} | ${reps} | ${status} | ${digits(request)} | ${projection} | ${digits(parse)} | ${ratio(request)} | ${total} |`,
       );
     }
-  } finally {
-    await service.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-  const cpus = os.cpus();
-  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
-  console.log(
-    `\n${cpus[0]?.model?.trim() ?? 'unknown'}, ${cpus.length} cores, Node ${process.version}, ${new Date().toISOString()}; load average ${load(loadBefore)} before, ${load(os.loadavg())} after`,
-  );
+  });
 }
 
 main().catch((err: unknown) => {

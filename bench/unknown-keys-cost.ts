@@ -22,14 +22,8 @@
  * wall time, does not grow with what other processes run, so runs on a loaded machine compare.
  */
 import 'reflect-metadata';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-
-/** The event-loop thread's CPU time so far (ms). */
-function eventLoopCpuMs(): number {
-  return Number(fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-}
+import { onCheckoutService } from './lib/checkout-service';
+import { leastMeanCpuMs } from './lib/event-loop-cpu';
 
 /** `{"<name(0)>": 1, "<name(1)>": 1, …}` with `n` keys, as JSON text without the braces. */
 function members(n: number, name: (i: number) => string): string {
@@ -109,54 +103,35 @@ const CASES: readonly Case[] = [
 /** One request of a case: its status and message. */
 type Send = (c: Case, payload: string) => Promise<{ status: number; message: string }>;
 
-/** Mean event-loop CPU (ms) of `reps` runs of `run` in a row, the least of `rounds` such means, and the last result. */
-async function leastMean<T>(rounds: number, reps: number, run: () => T | Promise<T>): Promise<{ ms: number; result: T }> {
-  let ms = Infinity;
-  let result!: T;
-  for (let r = 0; r < rounds; r++) {
-    const t = eventLoopCpuMs();
-    for (let i = 0; i < reps; i++) result = await run();
-    ms = Math.min(ms, (eventLoopCpuMs() - t) / reps);
-  }
-  return { ms, result };
-}
-
 async function main(): Promise<void> {
-  const root = process.cwd();
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { createSessionService } = require(path.join(root, 'apps/session-service/src/create-session-service'));
-  const { loadServiceConfig } = require(path.join(root, 'apps/session-service/src/config/service-config'));
-  const { requestSchemas } = require(path.join(root, 'apps/session-service/src/http/request-schemas'));
-  const { NatsCommandExecutor } = require(path.join(root, 'apps/session-service/src/nats/nats-command-executor'));
-  const { commandSubject } = require(path.join(root, 'apps/session-service/src/nats/nats-names'));
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const loadBefore = os.loadavg();
-  const dataDir = fs.mkdtempSync(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'unknown-keys-'));
-  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: undefined });
-  const service = await createSessionService(config, { quiet: true, env: process.env });
-  const fastify = service.app.getHttpAdapter().getInstance();
-  // A refusal never reaches the command bus nor the store (its answer's basis is read and fails: none).
-  const nats = new NatsCommandExecutor({ execute: () => Promise.reject(new Error('not reached')) }, {}, requestSchemas(config), {
-    prefix: 'smc',
-    tenants: new Set(['t']),
-    maxBodyBytes: config.maxBodyBytes,
-  });
-  const send: Send = async (c, payload) => {
-    if (c.method === 'NATS') {
-      const data = new TextEncoder().encode(payload);
-      const answer = await nats.execute({ subject: commandSubject('smc', 't', 's', c.url), data, commandId: 'c1', redelivered: false });
-      return { status: answer.status, message: (answer.body as { message?: string }).message ?? '' };
-    }
-    const res = await fastify.inject({ method: c.method, url: c.url, headers: { 'content-type': 'application/json' }, payload });
-    return { status: res.statusCode, message: (JSON.parse(res.body) as { message?: string }).message ?? '' };
-  };
-  const sizes = (process.env.UNKNOWN_KEYS_SIZES ?? '1,1000,10000,100000,300000').split(',').map(Number);
-  const only = new RegExp(process.env.UNKNOWN_KEYS_ONLY ?? '');
-  const rounds = Number(process.env.UNKNOWN_KEYS_ROUNDS ?? 3);
-  console.log(`${root}: event-loop CPU per request (ms), against JSON.parse of the same body`);
-  console.log('| body | keys | bytes | status | message chars | request ms | JSON.parse ms | request / parse |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-  try {
+  await onCheckoutService('unknown-keys', async ({ root, load, config, fastify }) => {
+    const { requestSchemas } = load<typeof import('../apps/session-service/src/http/request-schemas')>('apps/session-service/src/http/request-schemas');
+    const { NatsCommandExecutor } = load<typeof import('../apps/session-service/src/nats/nats-command-executor')>(
+      'apps/session-service/src/nats/nats-command-executor',
+    );
+    const { commandSubject } = load<typeof import('../apps/session-service/src/nats/nats-names')>('apps/session-service/src/nats/nats-names');
+    // A refusal never reaches the command bus nor the store (its answer's basis is read and fails: none).
+    const bus = { execute: () => Promise.reject(new Error('not reached')) };
+    const nats = new NatsCommandExecutor(bus as never, {} as never, requestSchemas(config), {
+      prefix: 'smc',
+      tenants: new Set(['t']),
+      maxBodyBytes: config.maxBodyBytes,
+    });
+    const send: Send = async (c, payload) => {
+      if (c.method === 'NATS') {
+        const data = new TextEncoder().encode(payload);
+        const answer = await nats.execute({ subject: commandSubject('smc', 't', 's', c.url), data, commandId: 'c1', redelivered: false });
+        return { status: answer.status, message: (answer.body as { message?: string }).message ?? '' };
+      }
+      const res = await fastify.inject({ method: c.method, url: c.url, headers: { 'content-type': 'application/json' }, payload });
+      return { status: res.statusCode, message: (JSON.parse(res.body) as { message?: string }).message ?? '' };
+    };
+    const sizes = (process.env.UNKNOWN_KEYS_SIZES ?? '1,1000,10000,100000,300000').split(',').map(Number);
+    const only = new RegExp(process.env.UNKNOWN_KEYS_ONLY ?? '');
+    const rounds = Number(process.env.UNKNOWN_KEYS_ROUNDS ?? 3);
+    console.log(`${root}: event-loop CPU per request (ms), against JSON.parse of the same body`);
+    console.log('| body | keys | bytes | status | message chars | request ms | JSON.parse ms | request / parse |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const c of CASES.filter((x) => only.test(x.name))) {
       for (const n of sizes) {
         const payload = c.body(n);
@@ -167,23 +142,15 @@ async function main(): Promise<void> {
           continue;
         }
         const reps = Math.min(200, Math.max(1, Math.round(300_000 / n)));
-        const parse = await leastMean(rounds, reps, () => JSON.parse(payload) as unknown);
-        const request = await leastMean(rounds, reps, () => send(c, payload));
+        const parse = await leastMeanCpuMs(rounds, reps, () => JSON.parse(payload) as unknown);
+        const request = await leastMeanCpuMs(rounds, reps, () => send(c, payload));
         const { status, message } = request.result;
         console.log(
           `${row} ${status} | ${message.length} | ${request.ms.toFixed(2)} | ${parse.ms.toFixed(2)} | ${parse.ms < 0.01 ? '—' : `${(request.ms / parse.ms).toFixed(1)}×`} |`,
         );
       }
     }
-  } finally {
-    await service.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-  const cpus = os.cpus();
-  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
-  console.log(
-    `\n${cpus[0]?.model?.trim() ?? 'unknown'}, ${cpus.length} cores, Node ${process.version}, ${new Date().toISOString()}; load average ${load(loadBefore)} before, ${load(os.loadavg())} after`,
-  );
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1411,7 +1411,10 @@ export interface operations {
     HealthController_health: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1638,7 +1641,10 @@ export interface operations {
     HealthController_ready: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1879,7 +1885,10 @@ export interface operations {
     HealthController_prometheus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2103,7 +2112,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2476,7 +2488,10 @@ export interface operations {
                 /** @description only hits of the sessions this user owns (the userId their appends named) */
                 userId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2842,7 +2857,10 @@ export interface operations {
                 /** @description only sessions of this user */
                 userId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3197,7 +3215,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -3574,7 +3595,10 @@ export interface operations {
     SessionsController_erase: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -3979,7 +4003,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -4358,7 +4385,10 @@ export interface operations {
     SessionsController_compact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -4787,7 +4817,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
                 compactionId: string;
@@ -5172,7 +5205,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
                 compactionId: string;
@@ -5561,7 +5597,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -5938,7 +5977,10 @@ export interface operations {
     SessionsController_appendEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -6510,7 +6552,10 @@ export interface operations {
     SessionsController_appendMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -6991,7 +7036,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -7368,7 +7416,10 @@ export interface operations {
     SessionsController_setPolicy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -7837,7 +7888,10 @@ export interface operations {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID). It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once; a read replaces any other value by a UUID (never refused) */
+                "X-Request-Id"?: string;
+            };
             path: {
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;

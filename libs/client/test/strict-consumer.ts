@@ -178,3 +178,18 @@ type RecallAnswer = FetchResponse<ClientPaths['/v1/recall']['get'], object, 'app
 export function recallOnce(q: string): Promise<RecallAnswer> {
   return createSessionServiceClient('http://localhost:3000').GET('/v1/recall', { params: { query: { q } } });
 }
+
+/** Every operation takes the X-Request-Id header parameter, typed: text, under that name only (e.g. an erasure's id, sent again on its resend). */
+export async function requestIdHeader(eraseId: string): Promise<void> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: 's' }, header: { 'X-Request-Id': eraseId } } });
+  await client.GET('/health', { params: { header: { 'X-Request-Id': 'probe-1' } } });
+  await client.POST('/v1/sessions/{sessionId}/events', {
+    params: { path: { sessionId: 's' }, header: { 'X-Request-Id': 'append-1' } },
+    body: { events: [{ type: 'user', text: 'hi' }] },
+  });
+  // @ts-expect-error the id is text
+  await client.GET('/health', { params: { header: { 'X-Request-Id': 42 } } });
+  // @ts-expect-error no other header is a declared parameter
+  await client.GET('/health', { params: { header: { 'X-Trace-Id': 'x' } } });
+}

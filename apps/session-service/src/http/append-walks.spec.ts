@@ -13,6 +13,7 @@ import { knownJsonText, knownStringUnits, withoutSharedValueFreeze } from '@lib/
 import { overLimitMessage } from '@lib/compaction';
 import { appendEventsCommandFrom } from '../commands/session-command-requests';
 import { refusal } from '../commands/testing/refusal';
+import { countingReads } from '../../../../test/support/counting-proxies';
 import {
   jsonHasLoneSurrogate,
   jsonLimitExceeded,
@@ -33,29 +34,9 @@ interface Reads {
   lookups: number;
 }
 
-/** `value` with each of its objects (arrays too) behind a proxy counting into `reads`. */
-function counted<T>(value: T, reads: Reads): T {
-  if (value === null || typeof value !== 'object') return value;
-  const target = Array.isArray(value) ? value.map((v) => counted(v, reads)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, counted(v, reads)]));
-  return new Proxy(target, {
-    get(t, prop, receiver) {
-      if (typeof prop === 'string' && Object.hasOwn(t, prop)) reads.members++;
-      return Reflect.get(t, prop, receiver) as unknown;
-    },
-    getOwnPropertyDescriptor(t, prop) {
-      reads.lookups++;
-      return Reflect.getOwnPropertyDescriptor(t, prop);
-    },
-    has(t, prop) {
-      reads.lookups++;
-      return Reflect.has(t, prop);
-    },
-    ownKeys(t) {
-      reads.listings++;
-      return Reflect.ownKeys(t);
-    },
-  }) as T;
-}
+/** `value` with each of its objects (arrays too) behind a proxy counting into `reads` (a lookup: `getOwnPropertyDescriptor` or `has`). */
+const counted = <T>(value: T, reads: Reads): T =>
+  countingReads(value, { counts: reads, into: { listing: 'listings', member: 'members', descriptor: 'lookups', has: 'lookups' } });
 
 /** Objects (not arrays) in `value`, at any depth. */
 function objectsIn(value: unknown): number {

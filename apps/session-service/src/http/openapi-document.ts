@@ -10,6 +10,7 @@ import type { BuildIdentity } from '../config/build-identity';
 import { apiComponentSchemas } from './response-schemas';
 import { withResponseHeaders } from './openapi-response-headers';
 import { withPathParameterRules } from './openapi-path-parameters';
+import { withRequestIdParameter } from './openapi-request-id-parameter';
 // Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
 import './openapi-schemas';
 
@@ -38,5 +39,5 @@ export function buildOpenApiDocument(app: INestApplication, build: Pick<BuildIde
       .build(),
   );
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...apiComponentSchemas() } };
-  return withPathParameterRules(withResponseHeaders(document));
+  return withRequestIdParameter(withPathParameterRules(withResponseHeaders(document)));
 }

@@ -19,8 +19,8 @@ export const MAX_REQUEST_ID_LENGTH = 128;
 /** The rule of a usable request id in words, for messages and documentation. */
 export const REQUEST_ID_RULE = `1 to ${MAX_REQUEST_ID_LENGTH} printable ASCII characters (letters, digits, punctuation) without spaces`;
 
-/** A usable request id's characters: printable ASCII without the space (0x21 to 0x7E), at least one. */
-const REQUEST_ID_CHARACTERS = /^[\x21-\x7e]+$/;
+/** A usable request id's characters: printable ASCII without the space (0x21 to 0x7E), at least one (its length is {@link MAX_REQUEST_ID_LENGTH} at most). */
+export const REQUEST_ID_CHARACTERS = /^[\x21-\x7e]+$/;
 
 /**
  * The one rule of a client's request id: what makes `value` (an `X-Request-Id` header's value as

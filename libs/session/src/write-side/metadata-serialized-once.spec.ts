@@ -18,6 +18,7 @@ import { objectJson } from '../read-side/object-json';
 import { listLogJson } from '../read-side/queries/session-log-query';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
+import { countingReads } from '../../../../test/support/counting-proxies';
 
 /** Listings of keys (`ownKeys`) and reads of members (`get`, `getOwnPropertyDescriptor`) of the objects of a value. */
 interface Reads {
@@ -25,25 +26,9 @@ interface Reads {
   members: number;
 }
 
-/** `value` with each of its objects behind a proxy counting into `reads`. */
-function counted<T>(value: T, reads: Reads): T {
-  if (value === null || typeof value !== 'object') return value;
-  const target = Array.isArray(value) ? value.map((v) => counted(v, reads)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, counted(v, reads)]));
-  return new Proxy(target, {
-    get(t, prop, receiver) {
-      if (typeof prop === 'string' && Object.hasOwn(t, prop)) reads.members++;
-      return Reflect.get(t, prop, receiver) as unknown;
-    },
-    getOwnPropertyDescriptor(t, prop) {
-      reads.members++;
-      return Reflect.getOwnPropertyDescriptor(t, prop);
-    },
-    ownKeys(t) {
-      reads.listings++;
-      return Reflect.ownKeys(t);
-    },
-  }) as T;
-}
+/** `value` with each of its objects behind a proxy counting into `reads` (a descriptor's lookup as a read of a member; `in` not counted). */
+const counted = <T>(value: T, reads: Reads): T =>
+  countingReads(value, { counts: reads, into: { listing: 'listings', member: 'members', descriptor: 'members' } });
 
 /** UTF-16 code units of the strings in `value` (keys left out), as validation counts them. */
 function stringUnitsOf(value: unknown): number {
