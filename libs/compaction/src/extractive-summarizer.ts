@@ -29,9 +29,14 @@ const MAX_ARTEFACTS = 80;
 const AT_WORDS = { atWords: true } as const;
 const MAX_ARTEFACT_LENGTH = 100;
 
-/** Marker of items left out of a budgeted section ("(+N more)"; merged summaries drop it). */
+/** Marker of items left out of a budgeted section ("(+N more)"; a merged summary sums those of each of its sections into one, see mergePreviousSummaries). */
 const MORE_LINE = /^(?:- )?\(\+\d+ more(?: omitted)?\)$/;
 const MORE_SUFFIX = / \(\+\d+ more\)$/;
+
+/** Title of a packed summary's last line, counting the sections of which no item is kept (see leftOutLine). */
+const LEFT_OUT = 'Left out: ';
+/** A {@link LEFT_OUT} line as {@link leftOutLine} writes it. */
+const LEFT_OUT_LINE = /^Left out: \d+ [a-z ]+(?:, \d+ [a-z ]+)*$/;
 
 /** A character a number next to it is part of: a letter, digit, mark, `_` or `.`, except a letter of a script written without spaces. */
 const IN_WORD = `(?:(?!${SPACELESS_LETTER})[\\p{L}\\p{N}\\p{M}_.])`;
@@ -292,12 +297,16 @@ const HEADER_LINE = /^\[Extractive summary \([^)\n]*\)[^\n]*? of \d+ earlier eve
  * (merged):" titles are dropped (their content stays), and their other sections are gathered by
  * kind under one "Earlier …:" title each, oldest lines first, identical lines once. Text that is
  * not in a section (a model's summary, the content of a merged previous summary) comes first, as
- * it is. So summarizing a summary of a summary … keeps one header and one "Previous summary"
- * title, and the caller bounds the result. Deterministic.
+ * it is. What they counted without keeping it (each section's `(+N more)` but the artefacts', whose
+ * count stays with them, and the `Left out:` line) is summed, one `(+N more)` line at the end of
+ * each block (the loose text's for the `Left out:` line), so it is counted again. So summarizing a
+ * summary of a summary … keeps one header and one "Previous summary" title, and the caller bounds
+ * the result. Deterministic.
  */
 function mergePreviousSummaries(summaries: readonly string[]): string {
   const loose: string[] = [];
   const sections = new Map<string, string[]>(EARLIER_TITLES.map((t) => [t.title, []]));
+  const counts = new Map<string[], number>();
   const titleOf = new Map<string, string>();
   for (const t of EARLIER_TITLES) for (const f of t.from) titleOf.set(f, t.title);
   for (const summary of summaries) {
@@ -314,6 +323,11 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
         target = sections.get(title)!;
         continue;
       }
+      // the sections it kept nothing of: counted again (carried)
+      if (LEFT_OUT_LINE.test(trimmed)) {
+        for (const m of trimmed.matchAll(/(?:: |, )(\d+) /g)) counts.set(loose, (counts.get(loose) ?? 0) + Number(m[1]));
+        continue;
+      }
       // the compact form's identifiers line is that summary's artefacts: merged with them, its count kept
       if (trimmed.startsWith(IDENTIFIERS_LINE)) {
         const listed = trimmed.slice(IDENTIFIERS_LINE.length).trim();
@@ -321,10 +335,15 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
         continue;
       }
       const artefacts = target === sections.get('Earlier artefacts:');
-      // the count of the artefacts left out stays with them (carried: each generation lists or counts them)
-      if (trimmed === '' || (MORE_LINE.test(trimmed) && !artefacts)) continue;
+      if (trimmed === '') continue;
+      // the count of the artefacts left out stays with them, and those of the other sections are
+      // summed, one count each (carried: each generation lists or counts what it left out)
+      const tools = target === sections.get('Earlier tools used:');
+      const count = artefacts ? null : (MORE_LINE.exec(trimmed) ?? (tools ? MORE_SUFFIX.exec(trimmed) : null));
+      if (count !== null) counts.set(target, (counts.get(target) ?? 0) + Number(/\d+/.exec(count[0])![0]));
+      if (count !== null && count.index === 0) continue;
       // a previous summary cut in the middle may have lost its header line's end: drop a leftover
-      const whole = target === sections.get('Earlier tools used:') ? line.replace(MORE_SUFFIX, '') : artefacts ? line.replace(/^- (?=\(\+\d+ more)/, '') : line;
+      const whole = count !== null ? line.replace(MORE_SUFFIX, '') : artefacts ? line.replace(/^- (?=\(\+\d+ more)/, '') : line;
       target.push(
         whole
           .replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '')
@@ -337,9 +356,13 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
     const seen = new Set<string>();
     return lines.filter((l) => l.trim() !== '' && !seen.has(l) && seen.add(l) !== undefined);
   };
-  const blocks = [dedupe(loose).join('\n')];
+  const counted = (lines: string[]) => {
+    const n = counts.get(lines) ?? 0;
+    return n > 0 ? [...dedupe(lines), lines === loose ? `(+${n} more)` : `- (+${n} more)`] : dedupe(lines);
+  };
+  const blocks = [counted(loose).join('\n')];
   for (const t of EARLIER_TITLES) {
-    const body = dedupe(sections.get(t.title)!);
+    const body = counted(sections.get(t.title)!);
     if (body.length > 0) blocks.push(`${t.title}\n${body.join('\n')}`);
   }
   return blocks.filter((b) => b !== '').join('\n');
@@ -538,6 +561,8 @@ interface PreviousItems {
   identifiers: string[];
   /** How many artefacts its lists counted without listing them (their `(+N more)`): carried into the next summary's count. */
   counted: number;
+  /** How many of its other items (lines, tools) it counted without keeping them (the `(+N more)` lines of its other sections): carried into the count of the next summary's previous section. */
+  linesCounted: number;
 }
 
 /** Splits a merged previous summary (see {@link mergePreviousSummaries}) into its lines, its artefacts and the identifiers its other lines hold. */
@@ -545,6 +570,7 @@ function previousItems(previous: string): PreviousItems {
   const lines: { text: string; group?: string }[] = [];
   const artefacts: string[] = [];
   let counted = 0;
+  let linesCounted = 0;
   const titles = new Set(EARLIER_TITLES.map((t) => t.title));
   let group: string | undefined;
   for (const raw of previous.split('\n')) {
@@ -559,14 +585,16 @@ function previousItems(previous: string): PreviousItems {
       for (const piece of line.split(LEFT_OUT_MARKERS)) for (const a of piece.split(', ')) if (a.trim() !== '') artefacts.push(a.trim());
       continue;
     }
-    if (line.trim() === '' || MORE_LINE.test(line.trim())) continue;
+    const count = MORE_LINE.exec(line.trim());
+    if (count !== null) linesCounted += Number(/\d+/.exec(count[0])![0]);
+    if (line.trim() === '' || count !== null) continue;
     lines.push(group === undefined ? { text: line } : { text: line, group });
   }
   const prose = collectArtefacts(
     lines.map((l) => l.text.replace(LEFT_OUT_MARKERS, ' ')),
     false,
   );
-  return { lines, artefacts, identifiers: prose.filter((a) => artefactRank(a) === 0), counted };
+  return { lines, artefacts, identifiers: prose.filter((a) => artefactRank(a) === 0), counted, linesCounted };
 }
 
 /**
@@ -588,6 +616,26 @@ function artefactsOf(request: SummaryRequest, prev: PreviousItems): string[] & {
   return Object.assign(pool, { carried: prev.counted });
 }
 
+/** The sections a packed summary may leave out whole, counted on its {@link LEFT_OUT} line (the artefacts keep their heading). */
+type LeftOutSection = Exclude<PackItem['section'], 'artefacts'>;
+
+/** What each section's items are called on the {@link LEFT_OUT} line: one, several. */
+const LEFT_OUT_NAMES: Record<LeftOutSection, readonly [string, string]> = {
+  previous: ['previous summary line', 'previous summary lines'],
+  users: ['user message', 'user messages'],
+  tools: ['tool', 'tools'],
+  last: ['last event', 'last events'],
+};
+
+/**
+ * The last line of a packed summary: how many items each section of which none is kept holds,
+ * `Left out: 10 previous summary lines, 2 tools, 3 last events` (`counts`: sections and counts ≥ 1,
+ * in order), so a section is never left out uncounted (its heading costs more than its count here).
+ */
+function leftOutLine(counts: ReadonlyArray<readonly [LeftOutSection, number]>): string {
+  return `${LEFT_OUT}${counts.map(([s, n]) => `${n} ${LEFT_OUT_NAMES[s][n === 1 ? 0 : 1]}`).join(', ')}`;
+}
+
 /**
  * The sectioned summary of `request` packed into the budget whole item by whole item (DESIGN
  * §3.7): the candidates are the artefacts (those of the user messages and of the previous summary
@@ -595,11 +643,13 @@ function artefactsOf(request: SummaryRequest, prev: PreviousItems): string[] & {
  * newest event, the previous summary's lines, the other user messages (newest first), the tools
  * and the other last events, in that priority. Each is taken whole or left out (a long line is
  * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
- * nothing kept is left out, its heading included, but for the artefacts (their heading and
- * `(+N more)` are reserved first: an identifier is never left out uncounted); a section with some
+ * nothing kept is counted on the last line instead ({@link leftOutLine}, reserved first and
+ * given up item by item as sections open), but for the artefacts (their heading and
+ * `(+N more)` are reserved first: an identifier is never left out uncounted); the previous
+ * section's count includes what the previous summary counted (carried); a section with some
  * items left out says how many (`(+N more)`, see {@link listedOrCounted}). `fits` is the final check: the largest kept set whose rendering was seen to
  * fit is returned, or undefined when no item fits beside the header. The greedy pass reserves room
- * for a `(+N more)` line in each section it opens; up to {@link MAX_FILL_TRIES} further items (in
+ * for a `(+N more)` line in each section; up to {@link MAX_FILL_TRIES} further items (in
  * priority, each no costlier than what is left of the budget) are then tried on the whole rendering,
  * then the newest event, if still left out, shortened at a word to what remains (a bisection over
  * its length), so a budget a few tokens short of the full summary still holds the newest event.
@@ -657,7 +707,7 @@ function packSummary(
   [...lastItems].reverse().forEach(push);
 
   const totals: Record<PackItem['section'], number> = {
-    previous: prevItems.length,
+    previous: prevItems.length + prev.linesCounted,
     users: userItems.length,
     tools: toolItems.length,
     artefacts: artefactItems.length + artefactPool.dropped + artefactPool.carried,
@@ -668,6 +718,8 @@ function packSummary(
     const more = (s: PackItem['section'], n: number) => totals[s] - n;
     const blocks = [parts.header];
     const prevKept = by('previous');
+    const none: [LeftOutSection, number][] = [];
+    if (prevKept.length === 0 && totals.previous > 0) none.push(['previous', totals.previous]);
     if (prevKept.length > 0) {
       const lines: string[] = [];
       let group: string | undefined;
@@ -681,6 +733,7 @@ function packSummary(
     }
     const list = (s: 'users' | 'last', title: string) => {
       const kept = by(s);
+      if (kept.length === 0 && totals[s] > 0) none.push([s, totals[s]]);
       if (kept.length === 0) return;
       const lines = kept.map((k) => k.text);
       if (more(s, kept.length) > 0) lines.push(`- (+${more(s, kept.length)} more)`);
@@ -689,7 +742,8 @@ function packSummary(
     const inline = (s: 'tools' | 'artefacts', title: string) => {
       const kept = by(s);
       // the artefacts (the identifiers first) are never left out uncounted: at worst their heading and "(+N more)"
-      if (kept.length === 0 && (s !== 'artefacts' || totals.artefacts === 0)) return;
+      if (s === 'tools' && kept.length === 0 && totals[s] > 0) none.push([s, totals[s]]);
+      if (totals[s] === 0 || (s === 'tools' && kept.length === 0)) return;
       const texts = kept.map((k) => k.text);
       blocks.push(section(title, [listedOrCounted(texts, more(s, kept.length))]));
     };
@@ -697,6 +751,7 @@ function packSummary(
     inline('tools', TITLES.tools);
     inline('artefacts', TITLES.artefacts);
     list('last', TITLES.last);
+    if (none.length > 0) blocks.push(leftOutLine(none));
     return blocks.join('\n\n');
   };
 
@@ -711,27 +766,43 @@ function packSummary(
     return c;
   };
   const titleCost = (s: PackItem['section']) => estimator.count(`${TITLES[s]}\n\n`) + estimator.count('(+99 more)\n');
-  const opened = new Set<PackItem['section']>();
   const kept: PackItem[] = [];
   let used = estimator.count(parts.header);
   let chars = parts.header.length;
+  // no item is ever left out uncounted: the artefacts' heading and "(+N more)" are reserved, and the
+  // other sections are counted on the "Left out:" line until an item of theirs is kept
   if (totals.artefacts > 0) {
-    opened.add('artefacts');
     used += titleCost('artefacts');
     chars += TITLES.artefacts.length + 16;
   }
+  const closed = new Set((['previous', 'users', 'tools', 'last'] as const).filter((s) => totals[s] > 0));
+  const leftOutCost = (sections: ReadonlySet<LeftOutSection>) =>
+    sections.size === 0
+      ? { units: 0, chars: 0 }
+      : ((line) => ({ units: estimator.count(`\n\n${line}`), chars: line.length + 2 }))(leftOutLine([...sections].map((s) => [s, 999])));
+  const reserved = leftOutCost(closed);
+  used += reserved.units;
+  chars += reserved.chars;
   for (const p of priority) {
-    const extra = costOf(p) + (opened.has(p.section) ? 0 : titleCost(p.section)) + (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0);
-    const extraChars = p.text.length + 2 + (opened.has(p.section) ? 0 : TITLES[p.section].length + 16) + (p.group?.length ?? 0) + 1;
+    let extra = costOf(p) + (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0);
+    let extraChars = p.text.length + 2 + (p.group?.length ?? 0) + 1;
+    const opens = p.section !== 'artefacts' && closed.has(p.section);
+    if (opens) {
+      // its heading and "(+N more)" in place of its count on the "Left out:" line
+      const before = leftOutCost(closed);
+      const after = leftOutCost(new Set([...closed].filter((s) => s !== p.section)));
+      extra += titleCost(p.section) - (before.units - after.units);
+      extraChars += TITLES[p.section].length + 16;
+    }
     if (used + extra > textBudget || chars + extraChars > maxChars) continue;
     used += extra;
     chars += extraChars;
-    opened.add(p.section);
+    if (opens) closed.delete(p.section as LeftOutSection);
     kept.push(p);
   }
   /** Cost of the summary event holding `text` (shadow prompt and text, DESIGN §3.1), estimator units. */
   const summaryCost = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
-  // the greedy pass reserves a `(+N more)` line in every section it opens: what that leaves unused
+  // the greedy pass reserves a `(+N more)` line in every section: what that leaves unused
   // is filled with the next items in priority, each checked on the whole rendering (a few tries)
   const fill = (text: string): string => {
     const chosen = new Set(kept);
@@ -859,6 +930,7 @@ function previousProse(prev: PreviousItems): string {
     group = line.group;
     out.push(line.text);
   }
+  if (prev.linesCounted > 0) out.push(`(+${prev.linesCounted} more)`);
   return out.join('\n');
 }
 
@@ -957,7 +1029,8 @@ export interface ExtractiveSummaryOptions {
  * out (more than {@link MAX_ARTEFACTS} artefacts, a section cut to its share), the sections are packed whole
  * item by whole item (see packSummary): headings are never cut, no word is cut (a long line is
  * shortened at a word boundary, ending " …"), items are left out lowest priority first, a section
- * with items left out says how many ("(+N more)"), and the identifiers (ids, e-mails, paths,
+ * with items left out says how many ("(+N more)"), one with none kept is counted on a last
+ * `Left out: …` line, and the identifiers (ids, e-mails, paths,
  * large numbers; those of the user messages and the previous summary first) come before prose,
  * after the user's first and newest messages; the result also stays within `maxChars`. When even
  * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
