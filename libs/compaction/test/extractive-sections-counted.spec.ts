@@ -10,88 +10,12 @@
  * an omission marker, which stands for what it cut.
  */
 import fc from 'fast-check';
-import {
-  completePlan,
-  costEvents,
-  eventCost,
-  extractiveSummary,
-  getEstimator,
-  parseStrategy,
-  planCompaction,
-  type SessionEvent,
-  type SummaryRequest,
-} from '../src';
-import { foldRepeatedUserMessages, repeatedMessage } from '../src/repeated-user-messages';
+import { eventCost, extractiveSummary, getEstimator, type SessionEvent, type SummaryRequest } from '../src';
+import { rollingPasses } from './rolling-passes';
 import { summaryRequest } from './summary-request';
+import { archivedUserMessages, bareLines, counts, keeps, OMITTED, userMessagesOf } from './summary-reading';
 
 const cl100k = getEstimator('cl100k_base');
-const USERS = 'User messages (oldest first):';
-const PREVIOUS = 'Previous summary (merged):';
-const USER_HEADINGS = new Set([USERS, 'Earlier user messages:']);
-const COUNT = /^(?:- )?\(\+(\d+) more\)$/;
-
-/** A line as a section writes a message: no `- `, no `User: `, no shortening ` …`. */
-function bare(line: string): { text: string; shortened: boolean } {
-  let text = line
-    .trim()
-    .replace(/^- /, '')
-    .replace(/^User: /, '');
-  const shortened = text.endsWith(' …');
-  if (shortened) text = text.slice(0, -2);
-  return { text, shortened };
-}
-
-/** Whether `summary` keeps `message` (bare) on a line of its own, whole or shortened at a word. */
-function keeps(summary: string, message: string): boolean {
-  return summary
-    .split('\n')
-    .map(bare)
-    .some((l) => l.text === message || (l.shortened && l.text !== '' && message.startsWith(l.text)));
-}
-
-/**
- * What a sectioned summary counts of its user messages and of its previous summary's lines: the
- * `(+N more)` of its user section, those of its previous section (but its earlier artefacts'), and
- * the `Left out:` line.
- */
-function counts(summary: string): { users: number; previous: number } {
-  const out = { users: 0, previous: 0 };
-  for (const block of summary.split('\n\n')) {
-    const lines = block.split('\n');
-    if (lines[0] === USERS) out.users += Number(COUNT.exec(lines[lines.length - 1].trim())?.[1] ?? 0);
-    if (lines[0] === PREVIOUS) {
-      let artefacts = false;
-      for (const line of lines) {
-        if (/^Earlier [^:]*:$/.test(line)) artefacts = line === 'Earlier artefacts:';
-        else if (!artefacts) out.previous += Number(COUNT.exec(line.trim())?.[1] ?? 0);
-      }
-    }
-    if (lines[0].startsWith('Left out: ')) {
-      out.users += Number(/(\d+) user messages?/.exec(lines[0])?.[1] ?? 0);
-      out.previous += Number(/(\d+) previous summary lines?/.exec(lines[0])?.[1] ?? 0);
-    }
-  }
-  return out;
-}
-
-/** The user messages a summary holds (bare: its user sections' lines, its `User: …` lines), and how many it only counted. */
-function userMessagesOf(summary: string): { messages: string[]; counted: number } {
-  const messages: string[] = [];
-  let counted = 0;
-  let heading = '';
-  for (const raw of summary.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || (/^[A-Z][^:]*:$/.test(line) && !line.startsWith('- '))) {
-      heading = line;
-      continue;
-    }
-    counted += Number(/^Left out: .*?(\d+) user messages?/.exec(line)?.[1] ?? 0);
-    const count = COUNT.exec(line);
-    if (count) counted += USER_HEADINGS.has(heading) ? Number(count[1]) : 0;
-    else if ((USER_HEADINGS.has(heading) && line.startsWith('- ')) || /^(?:- )?User: /.test(line)) messages.push(bare(line).text);
-  }
-  return { messages, counted };
-}
 
 /**
  * The user messages of `request` (archived ones, folded as the summary folds them; the folded
@@ -99,14 +23,13 @@ function userMessagesOf(summary: string): { messages: string[]; counted: number 
  * marker stands for the cut). `carried`: what the folded summary counted and `text` does not count again.
  */
 function unaccounted(request: SummaryRequest, text: string): { archived: string[]; previous: string[]; carried: number } {
-  const archived = foldRepeatedUserMessages(request.toSummarize)
-    .flatMap((e) => (e.user === undefined ? [] : [repeatedMessage(e.user.text, e.user.times)]))
-    .filter((m) => !keeps(text, m));
+  const lines = bareLines(text);
+  const archived = archivedUserMessages(request).filter((m) => !keeps(lines, m));
   const prev = userMessagesOf(request.currentSummaries.join('\n'));
   // a line the folded summary holds twice (a message among its last events too) is merged once
-  const previous = [...new Set(prev.messages)].filter((m) => !keeps(text, m));
+  const previous = [...new Set(prev.messages)].filter((m) => !keeps(lines, m));
   if (!text.startsWith('[Extractive summary')) {
-    const cut = /\[… \d+ characters omitted …\]/.test(text);
+    const cut = OMITTED.test(text);
     return { archived: cut ? [] : archived, previous: cut ? [] : previous, carried: 0 };
   }
   const c = counts(text);
@@ -119,24 +42,6 @@ function unaccounted(request: SummaryRequest, text: string): { archived: string[
 
 const within = (request: SummaryRequest, text: string) =>
   eventCost({ id: 'x', type: 'summary', shadowPrompt: request.shadowPrompt, text }, cl100k) <= (request.maxSummaryTokens ?? Infinity);
-
-/** Rolling-summary passes over `events` appended one by one; `check` sees each pass's request and summary. */
-function rollingPasses(events: readonly SessionEvent[], summarizeAtTokens: number, check: (request: SummaryRequest, text: string) => void): void {
-  const strategy = parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens });
-  let window: SessionEvent[] = [];
-  events.forEach((event, i) => {
-    window.push(event);
-    const plan = planCompaction(costEvents(window, cl100k), strategy);
-    const request = plan.summaryRequest;
-    if (request === undefined) return;
-    const text = extractiveSummary(request, { estimator: cl100k });
-    check(request, text);
-    const result = completePlan(plan, { reply: { text }, summaryId: `s${i}`, estimator: cl100k });
-    const byId = new Map(window.map((e) => [e.id, e]));
-    byId.set(result.summary!.id, { id: result.summary!.id, type: 'summary', shadowPrompt: result.summary!.shadowPrompt, text });
-    window = result.keptIds.map((id) => byId.get(id)!);
-  });
-}
 
 describe('extractive summary: every user message kept or counted (rolling-summary, airline support)', () => {
   // an airline support conversation in the shape of the shared data (user asks, agent looks up, tools answer)
@@ -188,7 +93,7 @@ describe('extractive summary: every user message kept or counted (rolling-summar
 
   it.each([150, 300, 400])('summarizeAtTokens %i: each pass keeps or counts every user message, its own and the folded summary’s, within its budget', (at) => {
     let folding = 0;
-    rollingPasses(events, at, (request, text) => {
+    rollingPasses(events, at, cl100k, (request, text) => {
       if (request.currentSummaries.length > 0) folding++;
       expect(unaccounted(request, text)).toEqual({ archived: [], previous: [], carried: 0 });
       expect(within(request, text)).toBe(true);
@@ -198,8 +103,8 @@ describe('extractive summary: every user message kept or counted (rolling-summar
 
   it('at a 150-token budget, the folded summary’s user messages that do not fit are counted on the “Left out:” line', () => {
     const texts: string[] = [];
-    rollingPasses(events, 300, (request, text) => {
-      if (request.currentSummaries.length > 0 && !keeps(text, turns[0][0])) texts.push(text);
+    rollingPasses(events, 300, cl100k, (request, text) => {
+      if (request.currentSummaries.length > 0 && !keeps(bareLines(text), turns[0][0])) texts.push(text);
     });
     expect(texts.length).toBeGreaterThan(0);
     for (const text of texts) expect(text).toMatch(/(?:^|\n)(?:\(\+\d+ more\)|Left out: \d+ previous summary lines?\b.*)$/m);
