@@ -600,7 +600,8 @@ describeWithChromium('audit page in a browser: reads and units', () => {
 
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
     await page.locator('#timeline').waitFor();
-    // The table: each compaction's figures in its own estimator.
+    // The table: each compaction's figures in its own estimator, under a heading that names no unit.
+    expect(await page.locator('#compactions thead th:nth-child(5)').textContent()).toBe('before → after (estimator)');
     const cells = await page.locator('#compactions tbody tr td:nth-child(5)').allInnerTexts();
     expect(cells.map((c) => c.replace(/\s+/g, ' '))).toEqual([
       `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
@@ -622,12 +623,17 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (o200k_base) over revisions');
     expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(2);
     expect(await page.locator('#chart-note').innerText()).toContain('compaction #1 in chars; compaction #2 in cl100k_base');
+    // The chart's text alternative says what its figures count: tokens here, characters in chars (ncaudit56 F5: "6,163 tokens" in chars).
+    const chartText = () => page.locator('#chart-text').textContent();
+    expect(await chartText()).toMatch(/^Window size in o200k_base: [\d,]+ tokens at revision \d+, /);
     // Switched to chars: the first compaction's unit; only the second is in another.
     await page.locator('#chart-estimator').selectOption('chars');
     expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (chars) over revisions');
     expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(1);
     expect(await page.locator('#chart-note').innerText()).toContain('compaction #2 in cl100k_base');
     expect(await page.locator('#chart-note').innerText()).not.toContain('#1');
+    expect(await chartText()).toMatch(/^Window size in chars: [\d,]+ characters at revision \d+, /);
+    expect(await chartText()).not.toContain('token');
     // The diff names its estimator on both sides.
     await page.locator(`#compactions tr[data-compaction="${first.data!.compactionId}"]`).click();
     await page.locator(`#diff[data-compaction="${first.data!.compactionId}"]`).waitFor();

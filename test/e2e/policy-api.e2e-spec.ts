@@ -60,6 +60,12 @@ describe('policy API: one representation, one null rule; query strings', () => {
     expect(SessionPolicySchema.parse(clear.body)).toMatchObject({ sessionId: 'clear-rt', strategy: null, trigger: null, estimator: null });
     expect(clear.body).toHaveProperty('setAt');
     expect(await getPolicy('clear-rt', clear.body.position)).toEqual(clear.body);
+    // The log's policy event says what the API says (newcomer ncaudit56 F4: it held "estimator":"cl100k_base").
+    const log = await http().get(`/v1/sessions/clear-rt/events?fromRevision=${clear.body.revision}&minPosition=${clear.body.position}`).expect(200);
+    expect(log.body.events[0]).toMatchObject({
+      type: 'AutoCompactionPolicySet',
+      data: { strategy: null, trigger: null, estimator: null, setAt: clear.body.setAt },
+    });
     const before = await head();
     const back = await put('clear-rt', clear.body).expect(200);
     expect(back.body).toEqual(clear.body);

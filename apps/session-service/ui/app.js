@@ -1400,10 +1400,19 @@ function rovingFocus(container, items) {
 }
 
 /**
+ * What a figure counted in `estimator` counts, in words: `characters` for `chars` (its UTF-16 code
+ * units, README "Token costs"), `tokens` for an OpenAI encoding.
+ * @param {Schemas['Estimator']} estimator
+ * @returns {'characters' | 'tokens'}
+ */
+const unitWord = (estimator) => (estimator === 'chars' ? 'characters' : 'tokens');
+
+/**
  * The chart's text alternative, for screen readers: where the window starts and ends, and its
  * largest size: `Window size in cl100k_base: 120 tokens at revision 1, 2,400 at revision 80 (the
  * largest: 3,100 at revision 64); 2 compactions, each a link on the chart (one Tab stop: the arrow
- * keys move between them) and listed under Compactions.` With no point: `No window yet.`
+ * keys move between them) and listed under Compactions.` (`… in chars: 480 characters at …` with
+ * `chars`: {@link unitWord}). With no point: `No window yet.`
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {number} compactions how many compactions the chart marks
  * @param {Schemas['Estimator']} estimator
@@ -1415,7 +1424,7 @@ function curveText(points, compactions, estimator) {
   let top = first;
   for (const p of points) if (p.tokens > top.tokens) top = p;
   return (
-    `Window size in ${estimator}: ${fmt(first.tokens)} tokens at revision ${first.revision}, ${fmt(last.tokens)} at revision ${last.revision} ` +
+    `Window size in ${estimator}: ${fmt(first.tokens)} ${unitWord(estimator)} at revision ${first.revision}, ${fmt(last.tokens)} at revision ${last.revision} ` +
     `(the largest: ${fmt(top.tokens)} at revision ${top.revision}); ${counted(compactions, 'compaction')}, each a link on the chart ` +
     `(one Tab stop: the arrow keys move between them) and listed under Compactions.`
   );
@@ -3349,7 +3358,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
                     h('th', {}, 'id'),
                     h('th', {}, 'outcome'),
                     h('th', {}, 'strategy'),
-                    h('th', { class: 'num' }, 'tokens (estimator)'),
+                    h('th', { class: 'num' }, 'before → after (estimator)'),
                     h('th', { class: 'num' }, 'archived'),
                     h('th', {}, 'at'),
                   ),

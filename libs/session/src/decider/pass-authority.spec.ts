@@ -18,7 +18,7 @@ const strategy = { type: 'recursive-summarization', maxEventsToKeep: 3, overlapS
 const trigger = parseTrigger({ type: 'turn-count', maxTurns: 2 });
 const policySet = (data: Partial<PolicySetData> = {}): GivenEvent => ({
   type: POLICY_SET,
-  data: { strategy: parseStrategy(strategy), trigger, estimator: 'chars', setAt: '2026-12-04T00:00:00.000Z', ...data } satisfies PolicySetData,
+  data: { strategy: parseStrategy(strategy), trigger, estimator: 'chars', setAt: '2026-12-04T00:00:00.000Z', ...data },
 });
 const auto = compactCommand(strategy, { trigger, origin: 'auto' });
 const commanded = compactCommand(strategy, { trigger });

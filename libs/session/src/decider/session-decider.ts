@@ -255,12 +255,24 @@ export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | '
 }
 
 /**
+ * The payload of the policy event `command` writes at `setAt` (ISO-8601 UTC): the policy it sets,
+ * or, for a clear (strategy null), a clear with trigger and estimator null, whatever the command
+ * carries (the transports default a missing estimator to `cl100k_base`; a cleared policy counts in
+ * none, as `GET …/policy` answers). The one rule of what a policy event holds. Pure.
+ */
+export function policyEventData(command: Pick<SetPolicy, 'strategy' | 'trigger' | 'estimator'>, setAt: string): PolicySetData {
+  if (command.strategy === null) return { strategy: null, trigger: null, estimator: null, setAt };
+  return { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt };
+}
+
+/**
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
  * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
  * derived from (session, incarnation, the state's revision, the policy) so the same change racing itself on
  * one revision is one event.
  */
 export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | null, context: DecideContext): PolicyDecision {
+  // The id derives from the command's key, as in builds before clears left their estimator out, so a clear's id is the same in every build.
   const key = policyKey(command);
   if (state?.policy && state.policyRevision !== null && policyKey(state.policy) === key) {
     return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
@@ -270,7 +282,7 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
     return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
   }
   if (command.strategy === null && !state?.policy) return { kind: 'nothing-to-clear', revision: state?.revision ?? null };
-  const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: context.now.toISOString() };
+  const data = policyEventData(command, context.now.toISOString());
   return {
     kind: 'append',
     events: [

@@ -331,10 +331,32 @@ export function decisionFigures(data: CompactionCompletedData | CompactionFailed
   };
 }
 
-/** A session's auto-compaction policy. `strategy` null clears it. */
-export interface PolicySetData {
-  strategy: Strategy | null;
+/**
+ * A session's auto-compaction policy event: a policy set ({@link PolicyInForceData}) or cleared
+ * ({@link PolicyClearedData}, `strategy` null). The decider writes it (`policyEventData`).
+ */
+export type PolicySetData = PolicyInForceData | PolicyClearedData;
+
+/** A policy set: its strategy, trigger (null: fires always) and estimator; `setAt` ISO-8601 UTC. */
+export interface PolicyInForceData {
+  strategy: Strategy;
   trigger: Trigger | null;
   estimator: EstimatorName;
+  setAt: string;
+}
+
+/**
+ * A policy cleared: no strategy, no trigger, and no estimator (a cleared policy counts in none, as
+ * `GET …/policy` answers). Clears written by earlier builds may hold more, and stay as written:
+ * before 2026-12-05 the estimator their PUT defaulted to (`cl100k_base`), before 2026-12-01 also a
+ * trigger or estimator the PUT sent beside a null strategy. Those values mean nothing: every reader
+ * takes a clear as a clear, whatever it holds.
+ */
+export interface PolicyClearedData {
+  strategy: null;
+  /** Null (written so since 2026-12-01; see above). */
+  trigger: Trigger | null;
+  /** Null (written so since 2026-12-05; see above). */
+  estimator: EstimatorName | null;
   setAt: string;
 }

@@ -1,9 +1,8 @@
-import type { Strategy } from '@lib/compaction';
-import { POLICY_SET, type PolicySetData } from '../../events/session-stream-events';
+import { POLICY_SET, type PolicyInForceData, type PolicySetData } from '../../events/session-stream-events';
 import type { RecordedPolicy } from '../../domain/policy-answer';
 
 /** A policy in force: one whose strategy is set. */
-export type ActivePolicy = PolicySetData & { strategy: Strategy };
+export type ActivePolicy = PolicyInForceData;
 import type { ReadModelStore } from '../read-model-store';
 
 /**
@@ -17,7 +16,7 @@ export function policyOf(store: ReadModelStore, sessionKey: string): ActivePolic
     .get(sessionKey) as { dataJson: string } | undefined;
   if (!row) return null;
   const policy = JSON.parse(row.dataJson) as PolicySetData;
-  return policy.strategy ? (policy as ActivePolicy) : null;
+  return policy.strategy ? policy : null;
 }
 
 /**
