@@ -6,7 +6,9 @@
  * past 2^63, negatives, floats, strings, nulls, or left out), `GET /v1/recall` (every order),
  * `GET /v1/sessions`, `GET …/compactions` and `GET /v1/erasures` answer 200 or 400 `invalid_query`
  * / `cursor_expired` naming `cursor`, never 5xx; `GET …/events` (paged by `fromRevision`, its
- * `nextRevision`) 200 or 400 `validation_failed`. On both stores. Runtime: about 20 s.
+ * `nextRevision`) 200 or 400 `validation_failed`. A list cursor past the end of what it pages (a
+ * position past the log's head, a revision past the session's last) answers 400 `invalid_query`
+ * (newcomer ncaudit56 F2: it answered 200). On both stores. Runtime: about 20 s.
  */
 import * as fs from 'node:fs';
 import fc from 'fast-check';
@@ -142,6 +144,50 @@ function forgedCursorProperties(harness: () => Harness): void {
       ),
       { numRuns: RUNS },
     );
+  });
+
+  it('each list answers a well-formed cursor past its end (the log’s head, the session’s last revision) 400 invalid_query, as recall does (it answered 200: the first page again, the whole list, an empty page)', async () => {
+    const head = BigInt((await http().get('/health').expect(200)).body.store.headPosition);
+    const last = BigInt((await http().get('/v1/sessions/fc-b').expect(200)).body.revision);
+    const pastEnd = [
+      {
+        path: '/v1/sessions',
+        fields: { v: 1, l: 'sessions' },
+        what: `its last position ${head + 1n} is past the end of this service's log (${head})`,
+        key: head + 1n,
+      },
+      {
+        path: '/v1/erasures',
+        fields: { v: 1, l: 'erasures' },
+        what: `its last position 99999999 is past the end of this service's log (${head})`,
+        key: 99999999n,
+      },
+      {
+        path: '/v1/sessions/fc-b/compactions',
+        fields: { v: 1, l: 'compactions', s: 'fc-b' },
+        what: `its last revision ${last + 1n} is past the session's last revision (${last})`,
+        key: last + 1n,
+      },
+    ];
+    for (const { path, fields, what, key } of pastEnd) {
+      const res = await http()
+        .get(path)
+        .query({ cursor: cursorText({ ...fields, k: String(key) }) });
+      expect({ path, status: res.status, body: res.body }).toMatchObject({
+        path,
+        status: 400,
+        body: {
+          code: 'invalid_query',
+          parameter: 'cursor',
+          message: `cursor: is not a cursor this service made: ${what}; list again without cursor (the first page) and pass its nextCursor unchanged`,
+        },
+      });
+    }
+    // The cursors the pages give are followed.
+    for (const path of ['/v1/sessions', '/v1/erasures', '/v1/sessions/fc-b/compactions']) {
+      const first = await http().get(path).query({ limit: '1' }).expect(200);
+      await http().get(path).query({ limit: '1', cursor: first.body.nextCursor }).expect(200);
+    }
   });
 
   it('GET /v1/sessions/{id}/events answers 200 or 400 validation_failed for arbitrary fromRevision values (its nextRevision)', async () => {

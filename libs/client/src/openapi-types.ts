@@ -2105,7 +2105,7 @@ export interface operations {
     ErasuresController_list: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page (absent or empty: the first page) */
+                /** @description nextCursor of the previous page, unchanged (absent or empty: the first page); any replica follows it (one whose read models are behind that page waits for them); a cursor no page made, e.g. one past the end of the log or of the session, is refused with 400 invalid_query */
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
                 limit?: number | string;
@@ -2842,7 +2842,7 @@ export interface operations {
     SessionHistoryController_list: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page (absent or empty: the first page) */
+                /** @description nextCursor of the previous page, unchanged (absent or empty: the first page); any replica follows it (one whose read models are behind that page waits for them); a cursor no page made, e.g. one past the end of the log or of the session, is refused with 400 invalid_query */
                 cursor?: string;
                 /** @description estimator of windowTokens: cl100k_base when absent, whatever the session policy's estimator (so a list counts every session in one unit); pass the policy's estimator to compare windowTokens with its token-count trigger */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
@@ -3996,7 +3996,7 @@ export interface operations {
     SessionHistoryController_compactions: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page (absent or empty: the first page) */
+                /** @description nextCursor of the previous page, unchanged (absent or empty: the first page); any replica follows it (one whose read models are behind that page waits for them); a cursor no page made, e.g. one past the end of the log or of the session, is refused with 400 invalid_query */
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
                 limit?: number | string;
@@ -4822,7 +4822,7 @@ export interface operations {
                 "X-Request-Id"?: string;
             };
             path: {
-                /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
+                /** @description the compaction: its id, a UUID, as a compaction answer, the compaction history or a recall hit gives it (lower case), in any letter case (UUIDs are case-insensitive; any other text: 404 compaction_not_found) */
                 compactionId: string;
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
@@ -5210,7 +5210,7 @@ export interface operations {
                 "X-Request-Id"?: string;
             };
             path: {
-                /** @description the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found) */
+                /** @description the compaction: its id, a UUID, as a compaction answer, the compaction history or a recall hit gives it (lower case), in any letter case (UUIDs are case-insensitive; any other text: 404 compaction_not_found) */
                 compactionId: string;
                 /** @description the session: 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;

@@ -17,6 +17,7 @@ export { usageOf, recordedSummarizer, type CompleteSummarizerUsage, type Complet
 export * from './domain/clone-session-window';
 export * from './domain/event-costs';
 export * from './domain/session-ids';
+export * from './domain/compaction-id-case';
 export * from './domain/client-id-rule';
 export * from './domain/client-time-rule';
 export * from './domain/client-json-number-rule';

@@ -19,7 +19,9 @@ const cursor = z
   .string()
   // as long as any route's cursor, so that the decoder names the route of another paging's cursor
   .max(MAX_CURSOR_LENGTH, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged' })
-  .describe('nextCursor of the previous page (absent or empty: the first page)');
+  .describe(
+    'nextCursor of the previous page, unchanged (absent or empty: the first page); any replica follows it (one whose read models are behind that page waits for them); a cursor no page made, e.g. one past the end of the log or of the session, is refused with 400 invalid_query',
+  );
 
 /** `GET /v1/sessions`. */
 export const sessionListQuery = z.strictObject({

@@ -6,20 +6,20 @@
  * `invalid_session_id` (newcomer ncpolyglot A3); `compactionId` as the UUID every compaction id is.
  */
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE } from './request-schemas';
+import { COMPACTION_ID_PATTERN, SESSION_ID_PATTERN, SESSION_ID_RULE } from './request-schemas';
 
 /** The JSON Schema of a session id in a path. */
 export const SESSION_ID_PATH_SCHEMA = { type: 'string', pattern: SESSION_ID_PATTERN.source, minLength: 1, maxLength: 128 } as const;
 
 /**
- * The JSON Schema of a compaction id in a path: a UUID in lower case, as the service derives every
- * compaction id (`compactionIdFor`) and answers it; the route looks the text up as sent, so any
- * other text (an upper-case spelling too) is 404 compaction_not_found. Recall's `compactionId`
- * filter, which lower-cases it, takes any case (`COMPACTION_ID_PATTERN`).
+ * The JSON Schema of a compaction id in a path: a UUID, as the service derives every compaction id
+ * (`compactionIdFor`), in any letter case ({@link COMPACTION_ID_PATTERN}, as recall's `compactionId`
+ * filter): UUIDs are case-insensitive on input (RFC 9562 §4), and the routes look the id up in
+ * lower case, as it is stored and answered (`compactionIdAsStored`). Any other text is 404 compaction_not_found.
  */
 export const COMPACTION_ID_PATH_SCHEMA = {
   type: 'string',
-  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+  pattern: COMPACTION_ID_PATTERN.source,
   minLength: 36,
   maxLength: 36,
 } as const;
@@ -30,7 +30,7 @@ const PATH_PARAMETERS: Record<string, { schema: Record<string, unknown>; descrip
   compactionId: {
     schema: COMPACTION_ID_PATH_SCHEMA,
     description:
-      'the compaction: its id, a lower-case UUID, as a compaction answer, the compaction history or a recall hit gives it (any other text: 404 compaction_not_found)',
+      'the compaction: its id, a UUID, as a compaction answer, the compaction history or a recall hit gives it (lower case), in any letter case (UUIDs are case-insensitive; any other text: 404 compaction_not_found)',
   },
 };
 

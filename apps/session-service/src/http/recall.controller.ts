@@ -1,7 +1,7 @@
 /** `GET /v1/recall`: full-text search over every event ever appended, archived included (DESIGN §5). */
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InvalidRequestError, SessionReads } from '@lib/session';
+import { compactionIdAsStored, InvalidRequestError, SessionReads } from '@lib/session';
 import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
@@ -45,8 +45,8 @@ export class RecallController {
         userId: q.userId,
         type: q.type,
         archived: q.archived,
-        // Compaction ids are stored in lower case.
-        compactionId: q.compactionId?.toLowerCase(),
+        // Compaction ids are stored in lower case; UUIDs are case-insensitive (the compaction routes' rule too).
+        compactionId: q.compactionId === undefined ? undefined : compactionIdAsStored(q.compactionId),
         from: q.from,
         to: q.to,
         limit: q.limit !== undefined ? Number(q.limit) : undefined,

@@ -4,11 +4,13 @@
  * Reads the read models; the diff reads the log (time travel, DESIGN §5: `compactionWindows`).
  */
 import { Inject, Injectable } from '@nestjs/common';
-import type { EventStore } from '@lib/event-store';
+import type { EventStore, RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
 import { CompactionNotFoundError } from '../errors';
+import { compactionIdAsStored } from '../domain/compaction-id-case';
 import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
+import { decodeKeysetCursor, keysetCursorPastEnd } from '../read-side/keyset-cursor';
 import { findSession } from '../read-side/queries/session-row';
 import { lastPolicyEventOf } from '../read-side/queries/session-policy-query';
 import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
@@ -59,11 +61,13 @@ export class SessionHistoryReads {
    * The tenant's sessions, newest activity first, once the read models include `minPosition` (a
    * global log position) or, without it, this process's acknowledged writes (and have caught up
    * with the log once since start: see SessionReads.waitFor).
-   * @throws InvalidQueryError (400) on a bad cursor; InvalidRequestError (400
+   * A cursor is followed as {@link listCursorPosition} says.
+   * @throws InvalidQueryError (400) on a bad cursor, one past the log's end included; InvalidRequestError (400
    * `position_out_of_range`) for a position past the log's end; ProjectionBehindError (503).
    */
   async sessions(query: SessionListQuery, minPosition?: bigint): Promise<{ sessions: SessionSummaryAnswer[]; nextCursor?: string }> {
     await this.reads.waitFor(minPosition, { tenantId: query.tenantId });
+    await this.listCursorPosition('sessions', query.cursor);
     return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
   }
 
@@ -83,11 +87,13 @@ export class SessionHistoryReads {
    * The tenant's erasures, newest first (keyset-paginated), once the read models include
    * `minPosition` (or this process's acknowledged writes): what is left of each erased session
    * life, without content. Revisions and positions as decimal strings.
-   * @throws InvalidQueryError (400) on a bad cursor; CursorOfAnotherReleaseError (400
+   * A cursor is followed as {@link listCursorPosition} says.
+   * @throws InvalidQueryError (400) on a bad cursor, one past the log's end included; CursorOfAnotherReleaseError (400
    *   `cursor_expired`); InvalidRequestError (400 `position_out_of_range`); ProjectionBehindError (503).
    */
   async erasures(query: { tenantId: string; limit?: number; cursor?: string }, minPosition?: bigint): Promise<ErasureListAnswer> {
     await this.reads.waitFor(minPosition, { tenantId: query.tenantId });
+    await this.listCursorPosition('erasures', query.cursor);
     return jsonSafe(listErasures(this.readModels, query)) as ErasureListAnswer;
   }
 
@@ -103,11 +109,29 @@ export class SessionHistoryReads {
   }
 
   /**
-   * A page of the compaction history, oldest first.
-   * @throws SessionNotFoundError (404; with `erasedAt` for an erased id, `SessionReads.notFound`), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
+   * The check of a session-list or erasures cursor (`cursor`, undefined for a first page): its key,
+   * the global position of the last item of the page that made it, is followed as
+   * `SessionReads.reachCursorPosition` says: waited for when these read models have not applied it
+   * yet (another replica made the cursor), refused when it is past the log's head.
+   * @throws InvalidQueryError (400 `invalid_query`) on a bad cursor (`decodeKeysetCursor`) or one
+   *   past the log's head (`keysetCursorPastEnd`); CursorOfAnotherReleaseError (400 `cursor_expired`);
+   *   ProjectionBehindError (503).
+   */
+  private async listCursorPosition(list: 'sessions' | 'erasures', cursor: string | undefined): Promise<void> {
+    if (cursor === undefined) return;
+    const position = decodeKeysetCursor(list, cursor);
+    await this.reads.reachCursorPosition(position, (head) => keysetCursorPastEnd(list, position, head));
+  }
+
+  /**
+   * A page of the compaction history, oldest first. A cursor is followed as {@link compactionCursorRevision} says.
+   * @throws SessionNotFoundError (404; with `erasedAt` for an erased id, `SessionReads.notFound`),
+   *   ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor, one past the session's
+   *   last revision included.
    */
   async compactions(tenantId: string, sessionId: string, page: { limit?: number; cursor?: string; minPosition?: bigint }): Promise<CompactionHistoryPage> {
     await this.reads.waitFor(page.minPosition, { tenantId, sessionId });
+    if (page.cursor !== undefined) await this.compactionCursorRevision(tenantId, sessionId, decodeKeysetCursor('compactions', page.cursor, sessionId));
     const records = pageCompactions(this.readModels, tenantId, sessionId, page.limit, page.cursor);
     if (!records) throw await this.reads.notFound(tenantId, sessionId);
     const answer: CompactionHistoryPage = { sessionId, compactions: records.compactions.map(compactionHistoryItem) };
@@ -115,7 +139,11 @@ export class SessionHistoryReads {
     return answer;
   }
 
-  /** One compaction decision. @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503). */
+  /**
+   * One compaction decision; `compactionId` in any letter case (UUIDs are case-insensitive:
+   * `compactionIdAsStored`), the answer's `compactionId` as stored (lower case).
+   * @throws SessionNotFoundError, CompactionNotFoundError (404, naming the id as sent), ProjectionBehindError (503).
+   */
   async compaction(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionHistoryItem> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     return compactionHistoryItem(await this.record(tenantId, sessionId, compactionId));
@@ -124,19 +152,54 @@ export class SessionHistoryReads {
   /**
    * The window just before the compaction's first decision event and just after its last one,
    * read from the log from the compaction decision before it (`compactionWindows`), and the
-   * events archived on arrival attributed to it later.
-   * @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503).
+   * events archived on arrival attributed to it later. `compactionId` in any letter case, as
+   * {@link compaction} takes it; the answer's `compactionId` as stored (lower case).
+   * @throws SessionNotFoundError, CompactionNotFoundError (404, naming the id as sent), ProjectionBehindError (503).
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
-    const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
+    const stored = compactionIdAsStored(compactionId);
+    const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, stored) ?? (await this.notFound(tenantId, sessionId, compactionId));
     const { revision, firstRevision, estimator, archivedOnArrival } = head;
     const { before, after } = await compactionWindows(this.store, sessionStream(sessionKey(tenantId, sessionId)), firstRevision, revision);
-    return await diffWindows({ sessionId, compactionId, estimator }, before, after, archivedOnArrivalItems(archivedOnArrival));
+    return await diffWindows({ sessionId, compactionId: stored, estimator }, before, after, archivedOnArrivalItems(archivedOnArrival));
   }
 
+  /**
+   * The check of a compaction-history cursor's key `after` (bigint: the revision of the last
+   * decision of the page that made it). These read models hold the session at `after` or later
+   * (every cursor this replica made): nothing read. Otherwise (the session, or its events up to
+   * `after`, not applied here yet: another replica made the cursor; or a forged cursor) the store
+   * says which: its first event of the session at or after `after`, when there is one, is waited
+   * for as a `minPosition` (the page is then the one that replica would answer); when there is
+   * none, `after` is past the session's last revision: no page made the cursor. Revisions are
+   * never reused (a session written again after an erasure continues after its erased ones), so a
+   * cursor a page made is never past it. When the store does not answer, the page is answered from
+   * these read models as before (an unreachable store does not stop reads).
+   * @throws InvalidQueryError (400 `invalid_query`, `keysetCursorPastEnd`) when `after` is past the
+   *   session's last revision; SessionNotFoundError (404, `SessionReads.notFound`) when the store
+   *   holds no event of the session (erased); what `SessionReads.waitFor` throws.
+   */
+  private async compactionCursorRevision(tenantId: string, sessionId: string, after: bigint): Promise<void> {
+    const session = findSession(this.readModels, tenantId, sessionId);
+    if (session && after <= session.revision) return;
+    const stream = sessionStream(sessionKey(tenantId, sessionId));
+    let next: RecordedEvent | undefined;
+    let last: bigint | null;
+    try {
+      [next] = await this.store.readStream(stream, { fromRevision: after, maxCount: 1 });
+      last = next ? next.revision : await this.store.streamRevision(stream);
+    } catch {
+      return;
+    }
+    if (next) return this.reads.waitFor(next.position, { tenantId, sessionId });
+    if (last === null) throw await this.reads.notFound(tenantId, sessionId);
+    throw keysetCursorPastEnd('compactions', after, last);
+  }
+
+  /** The record of compaction `compactionId` (any letter case, `compactionIdAsStored`). @throws what {@link notFound} throws when there is none. */
   private async record(tenantId: string, sessionId: string, compactionId: string) {
-    return getCompaction(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
+    return getCompaction(this.readModels, tenantId, sessionId, compactionIdAsStored(compactionId)) ?? (await this.notFound(tenantId, sessionId, compactionId));
   }
 
   /**

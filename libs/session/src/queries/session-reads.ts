@@ -27,7 +27,7 @@ import { listLog, listLogJson } from '../read-side/queries/session-log-query';
 import { getWindowJson } from '../read-side/queries/window-json-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
 import { InvalidQueryError } from '../read-side/invalid-query-error';
-import { recallCursorAsOf } from '../read-side/recall-cursor';
+import { recallCursorAsOf, recallCursorPastEnd } from '../read-side/recall-cursor';
 import { jsonSafe } from './json-safe';
 
 /** The projection did not reach `minPosition` within the wait limit. */
@@ -257,22 +257,35 @@ export class SessionReads {
    * and, with a cursor, the position its first page was answered at (perhaps by another replica:
    * the pages hold the hits up to it, so a replica behind it waits for them as for a `minPosition`).
    * @throws InvalidQueryError (400) on a malformed cursor or query, and on a cursor made past the
-   *   end of the log (of another log); what {@link waitFor} throws.
+   *   end of the log (of another log: `recallCursorPastEnd`); what {@link waitFor} and
+   *   {@link reachCursorPosition} throw.
    */
   async recall(search: RecallSearch, minPosition?: bigint): Promise<unknown> {
     // A search of one session is scoped to it, as a read of it; any other to the whole tenant.
     await this.waitFor(minPosition, search.sessionId ? { tenantId: search.tenantId, sessionId: search.sessionId } : { tenantId: search.tenantId });
     const asOf = recallCursorAsOf(search.cursor);
-    if (asOf !== undefined && this.projector.checkpoint() < asOf) {
-      const head = await this.store.headPosition().catch(() => null);
-      if (head !== null && asOf > head)
-        throw new InvalidQueryError(
-          'cursor',
-          `was made at position ${asOf}, past the end of this service's log (${head}): search again without cursor (the first page)`,
-        );
-      await this.reached(asOf);
-    }
+    if (asOf !== undefined) await this.reachCursorPosition(asOf, (head) => recallCursorPastEnd(asOf, head));
     return jsonSafe(searchRecall(this.readModels, search));
+  }
+
+  /**
+   * The rule of every paging cursor that names a global position (bigint) its pages depend on
+   * (recall's paging position; the session list's and the erasures' last position): a cursor
+   * made by another replica whose read models are ahead of these is followed once these have
+   * applied `position` (waited for as a `minPosition`, so the next page is the one that replica
+   * would answer); a position past the store's head was never written, so no page made the
+   * cursor: refused. Reads nothing when the read models have applied `position` already (every
+   * cursor this replica made); otherwise reads the store's head (when the store does not answer,
+   * it waits as for any position: an unreachable store does not stop reads).
+   * @throws InvalidQueryError `pastEnd(head)` (400 `invalid_query`, parameter `cursor`) when
+   *   `position` is past the head of the log.
+   * @throws what {@link reached} throws (503 `projection_behind` when they do not reach it in time).
+   */
+  async reachCursorPosition(position: bigint, pastEnd: (head: bigint) => InvalidQueryError): Promise<void> {
+    if (this.projector.checkpoint() >= position) return;
+    const head = await this.store.headPosition().catch(() => null);
+    if (head !== null && position > head) throw pastEnd(head);
+    await this.reached(position);
   }
 
   /**

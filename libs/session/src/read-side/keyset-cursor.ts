@@ -66,6 +66,22 @@ const KEY_RANGES: Record<KeysetList, { name: string; min: bigint; max: bigint }>
 };
 
 /**
+ * The refusal of a well-formed cursor of `list` whose key (bigint) is past the end of what it
+ * pages, `end`: for the session list and the erasures, a global position past the log's head (no
+ * page writes a position no event has had); for a compaction history, a revision past the
+ * session's last revision (as the store has it). A forged cursor, or one of another log: 400
+ * `invalid_query`, `cursor: is not a cursor this service made: its last position 99999999 is past
+ * the end of this service's log (1043); list again without cursor (the first page) and pass its
+ * nextCursor unchanged` (`its last revision 36 is past the session's last revision (35)` for a
+ * compaction history). Recall refuses its cursors past the log's head the same way
+ * (`recallCursorPastEnd`).
+ */
+export function keysetCursorPastEnd(list: KeysetList, key: bigint, end: bigint): InvalidQueryError {
+  const what = list === 'compactions' ? "the session's last revision" : "the end of this service's log";
+  return refuse.outOfRange(`${KEY_RANGES[list].name} ${key} is past ${what} (${end})`);
+}
+
+/**
  * Decodes a cursor made by {@link encodeKeysetCursor} for `list` (of the session `sessionId`, for
  * a compaction history). Every field it reads is checked for its type and range (the rule of
  * `cursor-fields`): `k` canonical decimal text of the list's key range ({@link KEY_RANGES}), a

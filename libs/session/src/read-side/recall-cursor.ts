@@ -130,6 +130,17 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
 }
 
 /**
+ * The refusal of a recall cursor whose paging's position `asOf` (bigint) is past the log's head
+ * `head` (bigint): no first page was answered there, so it is forged or of another log. 400
+ * `invalid_query`, `cursor: is not a cursor this service made: its paging's position 1000000 is
+ * past the end of this service's log (6); search again without cursor (the first page) and pass
+ * its nextCursor unchanged`, as the lists' cursors past the end (`keysetCursorPastEnd`).
+ */
+export function recallCursorPastEnd(asOf: bigint, head: bigint): InvalidQueryError {
+  return refuse.outOfRange(`${AS_OF_RANGE.name} ${asOf} is past the end of this service's log (${head})`);
+}
+
+/**
  * The `asOf` of a recall cursor's text (the global position its paging's first page was answered
  * at), read without checking the rest: undefined when `text` is absent or no version-2 cursor, or
  * its `a` is out of its range (the search itself then answers why, see {@link decodeRecallCursor}).
