@@ -130,9 +130,9 @@ export class SessionHistoryReads {
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? (await this.notFound(tenantId, sessionId, compactionId));
-    const { revision, firstRevision, estimator, archivedOnArrival } = head;
+    const { revision, firstRevision, estimator, recordedAt, archivedOnArrival } = head;
     const { before, after } = await compactionWindows(this.store, sessionStream(sessionKey(tenantId, sessionId)), firstRevision, revision);
-    return await diffWindows({ sessionId, compactionId, estimator }, before, after, archivedOnArrivalItems(archivedOnArrival));
+    return await diffWindows({ sessionId, compactionId, estimator, recordedAt }, before, after, archivedOnArrivalItems(archivedOnArrival));
   }
 
   private async record(tenantId: string, sessionId: string, compactionId: string) {
