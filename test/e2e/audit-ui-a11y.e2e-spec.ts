@@ -427,7 +427,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // nca11y A5: at 1280 px the list scrolled sideways, its "at" column cut to "2026-12-0…";
   // ncaudit2 A1: with recursive-summarization rows the "at" column still spilled 22 px past the panel.
-  it('fits the compaction list, its "at" column whole, in a 1280 px wide window (also with summarizing strategies)', async () => {
+  it('fits the compaction list, its time column (recorded, store time) whole, in a 1280 px wide window (also with summarizing strategies)', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     try {
       for (const sessionId of [SESSION, SUMMARIZED]) {
@@ -436,7 +436,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
         const fit = await page.evaluate<{ panel: number; content: number; table: number; atRight: number; panelRight: number }>(`(() => {
           const panel = document.querySelector('section[aria-labelledby=compactions-heading]');
           const table = document.querySelector('#compactions');
-          // every row's "at" cell, the widest strategy name included
+          // every row's time cell, the widest strategy name included
           const atRight = Math.max(...[...document.querySelectorAll('#compactions tr > :last-child')].map((c) => c.getBoundingClientRect().right));
           return { panel: panel.clientWidth, content: panel.scrollWidth, table: table.getBoundingClientRect().right, atRight, panelRight: panel.getBoundingClientRect().right };
         })()`);

@@ -184,16 +184,34 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       expect(await clientTime('a2').count()).toBe(0);
     });
 
-    it('the compaction list, the facts and the diff show the whole date and time in UTC', async () => {
+    // ncaudit56 F1: the list and the details showed `at` (the deciding replica's clock, read before
+    // the append), the marker the store's recorded time: typed into "Go to time", the listed time
+    // opened the window before the compaction.
+    it('the compaction list, the facts and the diff show the whole date and time in UTC: the store’s recorded time, as the timeline marker', async () => {
+      const recorded = log.events.find((e) => e.revision === item.revision)!;
+      expect([recorded.compactionId, recorded.recordedAt]).toEqual([item.compactionId, item.recordedAt]);
       await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
       const row = zoned.locator(`#compactions tr[data-compaction="${item.compactionId}"]`);
       await row.waitFor();
-      expect(await row.locator('td').last().innerText()).toBe(utc(item.at));
-      expect(await row.locator('td').last().locator('[title]').first().getAttribute('title')).toContain(item.at);
+      expect(await row.locator('td').last().innerText()).toBe(utc(item.recordedAt));
+      expect(await row.locator('td').last().locator('[title]').first().getAttribute('title')).toBe(
+        `decision recorded (store time, recordedAt): ${item.recordedAt}`,
+      );
+      const heading = zoned.locator('#compactions th').last();
+      expect(await heading.innerText()).toMatch(/^recorded \(store time\)$/i);
+      expect(await heading.getAttribute('title')).toContain('"Go to time"');
+      // The compaction's marker on the timeline shows the same time.
+      expect(await zoned.locator(`#timeline li.decision[data-compaction="${item.compactionId}"] time.recorded`).innerText()).toBe(utc(item.recordedAt));
       expect(await zoned.locator('dl.facts').first().innerText()).toContain(`last activity\n${utc(summary.lastActivityAt)}`);
       await row.click();
       await zoned.locator(`#diff[data-compaction="${item.compactionId}"]`).waitFor();
-      expect(await zoned.locator('#diff dl.facts').innerText()).toContain(`at\n${utc(item.at)}`);
+      expect(await zoned.locator('#diff dl.facts').innerText()).toContain(`recorded (store time)\n${utc(item.recordedAt)}`);
+      expect(await zoned.locator('#diff dl.facts').innerText()).not.toMatch(/^at$/m);
+      // The time shown, typed into "Go to time", goes to the compaction's marker and the window right after it.
+      await zoned.locator('#timeline-goto-time input[name=time]').fill(item.recordedAt);
+      await zoned.locator('#timeline-goto-time button[type=submit]').click();
+      await zoned.locator(`#timeline li.target.decision[data-compaction="${item.compactionId}"]`).waitFor();
+      expect(await zoned.locator('#timeline-time-status').innerText()).toBe(`revision ${item.revision}, recorded ${utc(item.recordedAt)}`);
       // Nowhere on the page a time of day without its date and zone.
       const text = await zoned.locator('main').innerText();
       expect(text.match(/\d\d:\d\d:\d\d/g)!.length).toBe(text.match(new RegExp(DATE_TIME, 'g'))!.length);

@@ -91,7 +91,7 @@ describe("a long session's compaction diff is the whole-log fold's, byte for byt
     const before = foldSessionWindow(log.filter((e) => e.revision < first));
     const after = foldSessionWindow(log.filter((e) => e.revision <= record.revision));
     const diff = await diffWindows(
-      { sessionId, compactionId, estimator: record.data.estimator },
+      { sessionId, compactionId, estimator: record.data.estimator, recordedAt: log.find((e) => e.revision === record.revision)!.created.toISOString() },
       { revision: first - 1n, entries: orderedWindow(before) },
       { revision: record.revision, entries: orderedWindow(after) },
       archivedOnArrivalItems(record.archivedOnArrival),

@@ -574,6 +574,15 @@ function timeOf(iso, label, cls) {
   if (text === undefined) return h('span', { class: cls, title }, stored(iso), ' (not a date-time with a zone)');
   return h('time', { class: cls, datetime: new Date(Date.parse(iso)).toISOString(), title }, text);
 }
+/**
+ * What a compaction's time is on the page (its list, its details, its timeline marker): when the
+ * store recorded its decision (the history item's `recordedAt`, the clock "Go to time" goes by, so
+ * that time goes to the window right after it), named so in its tooltip (`RECORDED_LABEL`) and
+ * in its heading's (`RECORDED_TITLE`).
+ */
+const RECORDED_LABEL = 'decision recorded (store time, recordedAt)';
+const RECORDED_TITLE =
+  'When the store recorded the decision (recordedAt): the clock of the timeline and of "Go to time", which goes to the window right after the compaction at this time';
 /** @param {number} n */
 const fmt = (n) => n.toLocaleString('en-US');
 /** @param {string} id */
@@ -2399,7 +2408,13 @@ function diffView(sessionId, diff, item, close) {
                 : `${fmt(item.durationMs)} ms${item.failure ? ' until it failed' : ''}`,
             ),
           ),
-          h('div', {}, h('dt', {}, 'at'), h('dd', {}, timeOf(item.at, 'compaction at'))),
+          // the store's clock, as the timeline and "Go to time" (not `at`, the deciding replica's, read before the append)
+          h(
+            'div',
+            {},
+            h('dt', { title: RECORDED_TITLE }, 'recorded (store time)'),
+            h('dd', { id: 'compaction-recorded' }, timeOf(item.recordedAt, RECORDED_LABEL)),
+          ),
         )
       : null,
     item?.summary
@@ -3143,7 +3158,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
         },
         c.archivedOnArrival.length ? `${fmt(c.archivedIds.length)} + ${fmt(c.archivedOnArrival.length)}` : fmt(c.archivedIds.length),
       ),
-      h('td', {}, timeOf(c.at, 'compaction at')),
+      h('td', { class: 'recorded' }, timeOf(c.recordedAt, RECORDED_LABEL)),
     ),
   );
   /** @param {string} time */
@@ -3360,7 +3375,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
                     h('th', {}, 'strategy'),
                     h('th', { class: 'num' }, 'before → after (estimator)'),
                     h('th', { class: 'num' }, 'archived'),
-                    h('th', {}, 'at'),
+                    h('th', { title: RECORDED_TITLE }, 'recorded (store time)'),
                   ),
                 ),
                 h('tbody', {}, rows),

@@ -434,6 +434,8 @@ export interface components {
             };
             compactionId: string;
             estimator: components["schemas"]["Estimator"];
+            /** @description ISO-8601 UTC, milliseconds: when the store recorded the decision's last event (the history item's recordedAt): …/window?atTime=<recordedAt> answers the after window (unless an event after it was recorded in the same millisecond) */
+            recordedAt: string;
             sessionId: string;
         };
         /** @description One recorded compaction decision */
@@ -442,7 +444,7 @@ export interface components {
             archivedIds: string[];
             /** @description events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy) */
             archivedOnArrival: components["schemas"]["ArchivedOnArrival"][];
-            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
+            /** @description ISO-8601 UTC, milliseconds: when the pass completed or failed, by the deciding replica's process clock, read just before its append: not ordered with the log, usually a few milliseconds before recordedAt; time travel (atTime) does not go by it, use recordedAt */
             at: string;
             /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
@@ -478,6 +480,8 @@ export interface components {
             position: string;
             /** @description with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise */
             reason: ("within-limit" | "newest-turn-only" | "open-tool-call") | null;
+            /** @description ISO-8601 UTC, milliseconds: when the store recorded the decision's last event (its recordedAt in GET …/events, the time its timeline row shows): the clock time travel goes by, so …/window?atTime=<recordedAt> answers the window right after this decision, as atRevision=<revision> does (unless an event after it was recorded in the same millisecond: then the window after that one, which the answer's resolved names) */
+            recordedAt: string;
             /** @description with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was */
             requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description revision of the decision's last event */

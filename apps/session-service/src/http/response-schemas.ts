@@ -755,7 +755,12 @@ export const CompactionHistoryItemSchema = named(
       .describe(
         'wall time of the pass in milliseconds, from its start to its decision (for a failure: to the failure, the summarizer attempts, retries and timeouts included); null for a failure recorded before failures carried it',
       ),
-    at: isoTime,
+    at: isoTime.describe(
+      "ISO-8601 UTC, milliseconds: when the pass completed or failed, by the deciding replica's process clock, read just before its append: not ordered with the log, usually a few milliseconds before recordedAt; time travel (atTime) does not go by it, use recordedAt",
+    ),
+    recordedAt: isoTime.describe(
+      "ISO-8601 UTC, milliseconds: when the store recorded the decision's last event (its recordedAt in GET …/events, the time its timeline row shows): the clock time travel goes by, so …/window?atTime=<recordedAt> answers the window right after this decision, as atRevision=<revision> does (unless an event after it was recorded in the same millisecond: then the window after that one, which the answer's resolved names)",
+    ),
     triggerStillFires: z
       .boolean()
       .nullable()
@@ -793,6 +798,9 @@ export const CompactionDiffSchema = named(
     sessionId: z.string(),
     compactionId: z.string(),
     estimator: EstimatorSchema,
+    recordedAt: isoTime.describe(
+      "ISO-8601 UTC, milliseconds: when the store recorded the decision's last event (the history item's recordedAt): …/window?atTime=<recordedAt> answers the after window (unless an event after it was recorded in the same millisecond)",
+    ),
     before: diffWindow.describe("the window just before the decision's first event"),
     after: diffWindow.describe("the window just after the decision's last event"),
     archivedIds: z.array(z.string()).describe('ids in before and not in after, window order'),

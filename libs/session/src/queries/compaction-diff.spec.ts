@@ -21,7 +21,7 @@ describe('diffWindows', () => {
           const before = beforeIds.map((n) => entry(`e${n}`, n, n * 3));
           const after = afterIds.map((n) => entry(`e${n}`, n, n * 3));
           const diff = await diffWindows(
-            { sessionId: 's', compactionId: 'c', estimator: 'o200k_base' },
+            { sessionId: 's', compactionId: 'c', estimator: 'o200k_base', recordedAt: '2026-12-05T10:00:00.000Z' },
             { revision: 9n, entries: before },
             { revision: 12n, entries: after },
           );
@@ -48,7 +48,7 @@ describe('diffWindows', () => {
     };
     setImmediate(tick);
     const diff = await diffWindows(
-      { sessionId: 's', compactionId: 'c', estimator: 'chars' },
+      { sessionId: 's', compactionId: 'c', estimator: 'chars', recordedAt: '2026-12-05T10:00:00.000Z' },
       { revision: 1n, entries: window },
       { revision: 2n, entries: window.slice(ITEMS_PER_TURN) },
     );

@@ -35,6 +35,12 @@ export interface CompactionDiff {
   sessionId: string;
   compactionId: string;
   estimator: EstimatorName;
+  /**
+   * ISO-8601 UTC time (milliseconds) the store recorded the decision's last event (the history
+   * item's `recordedAt`): `…/window?atTime=<recordedAt>` answers `after`'s window (unless an event
+   * after the decision was recorded in the same millisecond).
+   */
+  recordedAt: string;
   before: DiffWindow;
   after: DiffWindow;
   /** Ids in `before` and not in `after`, window order. */
@@ -57,7 +63,7 @@ export interface CompactionDiff {
  * The windows must not change meanwhile (the caller's own folds).
  */
 export async function diffWindows(
-  head: { sessionId: string; compactionId: string; estimator: EstimatorName },
+  head: { sessionId: string; compactionId: string; estimator: EstimatorName; recordedAt: string },
   before: { revision: bigint; entries: WindowEntry[] },
   after: { revision: bigint; entries: WindowEntry[] },
   archivedOnArrival: ArchivedOnArrivalItem[] = [],

@@ -160,9 +160,9 @@ export class SessionHistoryReads {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const stored = compactionIdAsStored(compactionId);
     const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, stored) ?? (await this.notFound(tenantId, sessionId, compactionId));
-    const { revision, firstRevision, estimator, archivedOnArrival } = head;
+    const { revision, firstRevision, estimator, recordedAt, archivedOnArrival } = head;
     const { before, after } = await compactionWindows(this.store, sessionStream(sessionKey(tenantId, sessionId)), firstRevision, revision);
-    return await diffWindows({ sessionId, compactionId: stored, estimator }, before, after, archivedOnArrivalItems(archivedOnArrival));
+    return await diffWindows({ sessionId, compactionId: stored, estimator, recordedAt }, before, after, archivedOnArrivalItems(archivedOnArrival));
   }
 
   /**

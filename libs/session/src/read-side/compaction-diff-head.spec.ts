@@ -34,9 +34,11 @@ function longLog(): RecordedSessionLog {
 
 describe("a compaction diff's head", () => {
   let store: ReadModelStore;
+  let log: RecordedSessionLog;
   beforeEach(() => {
     store = ReadModelStore.open(':memory:');
-    new SessionProjector(store).applyBatch(longLog().events);
+    log = longLog();
+    new SessionProjector(store).applyBatch(log.events);
   });
   afterEach(() => store.close());
 
@@ -50,15 +52,20 @@ describe("a compaction diff's head", () => {
     expect(plan[0]).toMatch(/^SEARCH session_log USING INDEX session_log_by_compaction \(session_key=\? AND compaction_id=\?\)$/);
   });
 
-  it("answers what the compaction's whole record says: revision, estimator, late answers; and its first revision", () => {
+  it("answers what the compaction's whole record says: revision, estimator, recorded time, late answers; and its first revision", () => {
     for (const id of ['c1', 'c2']) {
       const record = getCompaction(store, 'default', 's1', id)!;
       expect(getCompactionDiffHead(store, 'default', 's1', id)).toEqual({
         revision: record.revision,
         firstRevision: firstDecisionRevision(store, sessionKey('default', 's1'), id),
         estimator: record.data.estimator,
+        recordedAt: record.recordedAt,
         archivedOnArrival: record.archivedOnArrival,
       });
+      // The store's time of its closing event (ncaudit56 F1), not its payload's completedAt (the deciding process's clock).
+      const closing = log.events.find((e) => e.position === record.position)!;
+      expect([closing.revision, record.recordedAt]).toEqual([record.revision, closing.created.toISOString()]);
+      expect(record.recordedAt).not.toBe(record.at);
     }
     expect(getCompactionDiffHead(store, 'default', 's1', 'c1')!.archivedOnArrival.map((a) => a.eventId)).toEqual(['r1']);
   });

@@ -182,7 +182,7 @@ describe('time travel from the last compaction decision, against a fold of the w
       const fast = await compactionWindows(store, stream, firstRevision, revision);
       const full = await replayCompactionWindows(store, stream, firstRevision, revision);
       expect({ at, sides: sidesOf(fast) }).toEqual({ at, sides: sidesOf(full) });
-      const head = { sessionId, compactionId, estimator: 'chars' as const };
+      const head = { sessionId, compactionId, estimator: 'chars' as const, recordedAt: '2026-12-05T10:00:00.000Z' };
       expect({ at, diff: json(await diffWindows(head, fast.before, fast.after)) }).toEqual({
         at,
         diff: json(await diffWindows(head, full.before, full.after)),

@@ -129,8 +129,20 @@ export interface CompactionHistoryItem {
    * before failures carried it.
    */
   durationMs: number | null;
-  /** ISO-8601 UTC time it completed or failed. */
+  /**
+   * ISO-8601 UTC time it completed or failed, by the deciding replica's process clock, read just
+   * before its append: not ordered with the log, and usually a few milliseconds before
+   * `recordedAt`. Time travel by time does not go by it: use `recordedAt`.
+   */
   at: string;
+  /**
+   * ISO-8601 UTC time (milliseconds) the store recorded the decision's last event (its `recordedAt`
+   * in `GET …/events`, the time its timeline row shows): the clock time travel goes by, so
+   * `…/window?atTime=<recordedAt>` answers the window right after this decision (as
+   * `atRevision=<revision>` does, unless an event after it was recorded in the same millisecond:
+   * then the window after that one, which the answer's `resolved` names).
+   */
+  recordedAt: string;
   /**
    * With a trigger: whether it still fires on the window after the pass (DESIGN §3.5: a policy
    * that cannot be met; the next automatic pass waits for growth). Null without a trigger, for
@@ -177,6 +189,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     summaryBudget: failed ? null : (completed.summaryBudget ?? null),
     durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
+    recordedAt: record.recordedAt,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
     failure: failed ? { stage: failure.stage, reason: failure.reason, failureKind: recordedFailureKind(failure) } : null,
   };

@@ -9,6 +9,7 @@ import {
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
 import { findSession } from './session-row';
+import { ReadModelsDamagedError } from '../read-models-damage-rule';
 
 /** One compaction decision as recorded in the log, with its summary and archived ids joined in. */
 export interface CompactionRecord {
@@ -24,8 +25,16 @@ export interface CompactionRecord {
   revision: bigint;
   /** Global position (bigint) of that event. */
   position: bigint;
-  /** ISO-8601 UTC time it completed or failed (`completedAt` / `failedAt`). */
+  /**
+   * ISO-8601 UTC time it completed or failed (`completedAt` / `failedAt`): the deciding process's
+   * clock, read before its append.
+   */
   at: string;
+  /**
+   * ISO-8601 UTC time (milliseconds) the store recorded that event (its `recordedAt` in the log):
+   * the clock time travel by time (`atTime`) goes by, at or after every other event of the decision's.
+   */
+  recordedAt: string;
   /** The event's payload, verbatim (figures in the estimator's unit: tokens, or UTF-16 code units for `chars`). */
   data: CompactionCompletedData | CompactionFailedData;
   /** Client ids archived by this compaction (its EventsArchived events, in order); may include old summaries and superseded system messages. */
@@ -59,12 +68,19 @@ type CompactionRow = {
   revision: bigint;
   position: bigint;
   at: string;
+  recordedAt: string | null;
   dataJson: string;
   archivedIdsJson: string;
   summaryJson: string | null;
 };
 
-const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, position, at, data_json AS dataJson,
+/**
+ * The `recordedAt` of a compaction row's closing event: its `session_log` row, found by its
+ * position (that table's primary key: one lookup). Null only when the read models lost the row.
+ */
+const RECORDED_AT = '(SELECT recorded_at FROM session_log WHERE session_log.position = compactions.position) AS recordedAt';
+
+const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, position, at, ${RECORDED_AT}, data_json AS dataJson,
                        archived_ids_json AS archivedIdsJson, summary_json AS summaryJson
                 FROM compactions WHERE session_key = ?`;
 
@@ -171,6 +187,8 @@ export interface CompactionDiffHead {
   firstRevision: bigint;
   /** The decision's estimator (its payload's `estimator`). */
   estimator: EstimatorName;
+  /** As {@link CompactionRecord.recordedAt}: when the store recorded its closing event. */
+  recordedAt: string;
   /** As {@link CompactionRecord.archivedOnArrival}. */
   archivedOnArrival: ArchivedOnArrivalRecord[];
 }
@@ -185,15 +203,17 @@ export function getCompactionDiffHead(store: ReadModelStore, tenantId: string, s
   if (!session) return null;
   const row = store.db
     .prepare(
-      `SELECT compaction_id AS compactionId, revision, json_extract(data_json, '$.estimator') AS estimator FROM compactions WHERE session_key = ? AND compaction_id = ?`,
+      `SELECT compaction_id AS compactionId, revision, position, ${RECORDED_AT}, json_extract(data_json, '$.estimator') AS estimator FROM compactions WHERE session_key = ? AND compaction_id = ?`,
     )
     .safeIntegers(true)
-    .get(session.sessionKey, compactionId) as { compactionId: string; revision: bigint; estimator: EstimatorName } | undefined;
+    .get(session.sessionKey, compactionId) as
+    { compactionId: string; revision: bigint; position: bigint; recordedAt: string | null; estimator: EstimatorName } | undefined;
   if (!row) return null;
   return {
     revision: row.revision,
     firstRevision: firstDecisionRevision(store, session.sessionKey, compactionId) ?? row.revision,
     estimator: row.estimator,
+    recordedAt: recordedAtOf(row),
     archivedOnArrival: archivedOnArrivalReader(store, session.sessionKey)(row),
   };
 }
@@ -217,9 +237,23 @@ function toRecord(sessionId: string, row: CompactionRow, archivedOnArrival: Arch
     revision: row.revision,
     position: row.position,
     at: row.at,
+    recordedAt: recordedAtOf(row),
     data: JSON.parse(row.dataJson) as CompactionCompletedData | CompactionFailedData,
     archivedIds: JSON.parse(row.archivedIdsJson) as string[],
     archivedOnArrival,
     summary: row.summaryJson === null ? null : (JSON.parse(row.summaryJson) as SummaryInsertedData),
   };
+}
+
+/**
+ * The `recordedAt` of a compaction row's closing event.
+ * @throws ReadModelsDamagedError when its `session_log` row is missing: the projector writes both
+ *   in one transaction, so only damaged read models lack it (`npm run rebuild-read-models`).
+ */
+function recordedAtOf(row: { compactionId: string; position: bigint; recordedAt: string | null }): string {
+  if (row.recordedAt !== null) return row.recordedAt;
+  throw new ReadModelsDamagedError(
+    'ReadModelsDamagedError',
+    `the read models hold compaction ${row.compactionId} but not its closing event's log row (position ${row.position}): rebuild them (npm run rebuild-read-models)`,
+  );
 }
