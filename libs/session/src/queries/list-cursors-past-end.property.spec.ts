@@ -168,6 +168,13 @@ describe('list cursors: every cursor a page gives is followed, one past the end 
     await live.projector.stop();
     await store.close();
   });
+  /** Each run of a property on a log of its own: the last run's replica stopped, a new empty log and live replica. */
+  const freshLog = async () => {
+    await live.projector.stop();
+    await store.close();
+    store = SqliteEventStore.open(':memory:');
+    live = liveReplica(store);
+  };
 
   /** Runs `history` on the live replica, paging every list wherever it says: the reads with a cursor the pages gave. */
   async function cursorsOf(history: Op[]): Promise<ListRead[]> {
@@ -237,12 +244,7 @@ describe('list cursors: every cursor a page gives is followed, one past the end 
             }
           }
         })
-        .beforeEach(async () => {
-          await live.projector.stop();
-          await store.close();
-          store = SqliteEventStore.open(':memory:');
-          live = liveReplica(store);
-        }),
+        .beforeEach(freshLog),
       { numRuns: RUNS },
     );
   });
@@ -286,12 +288,7 @@ describe('list cursors: every cursor a page gives is followed, one past the end 
             behind.close();
           }
         })
-        .beforeEach(async () => {
-          await live.projector.stop();
-          await store.close();
-          store = SqliteEventStore.open(':memory:');
-          live = liveReplica(store);
-        }),
+        .beforeEach(freshLog),
       { numRuns: RUNS },
     );
   });
