@@ -12,7 +12,10 @@
  * `Left out:` line for a section of which none is kept), within an
  * omission marker (the compact form's `[… N characters omitted …]`), or silent (none of these).
  * Also prints how many user messages the folded summary had only counted (its users'
- * `- (+N more)`) and that the new summary counts nowhere (`prev counts lost`).
+ * `- (+N more)`) and that the new summary counts nowhere (`prev counts lost`), and in how many
+ * summaries the user messages held and counted under user headings (`userMessagesOf`) outnumber the
+ * user messages archived so far in that conversation (`claiming more users than sent`: a count of
+ * other items read as one of user messages, newcomer ncverify56 F1).
  * The summary is read back with `libs/compaction/test/summary-reading.ts` (the spec
  * `extractive-sections-counted.spec.ts` reads it so too), replayed with `rolling-passes.ts` there.
  *
@@ -60,13 +63,18 @@ interface Tally {
   passesSilent: number;
   prevCountsLost: number;
   overBudget: number;
+  overClaimed: number;
 }
 
 /** Adds to `t` the rolling-summary passes over one conversation's `events` at `summarizeAtTokens` (cl100k). */
 function sweep(events: readonly SessionEvent[], summarizeAtTokens: number, t: Tally): void {
   const estimator = getEstimator('cl100k_base');
+  let sent = 0;
   rollingPasses(events, summarizeAtTokens, estimator, (request, text) => {
     t.passes++;
+    sent += archivedUserMessages(request).length;
+    const claimed = userMessagesOf(text);
+    if (new Set(claimed.messages).size + claimed.counted > sent) t.overClaimed++;
     const lines = bareLines(text);
     const compact = !text.startsWith('[Extractive summary');
     const counted = compact ? { users: 0, previous: 0 } : counts(text);
@@ -96,11 +104,11 @@ function main(): void {
   const budgets = process.argv.slice(2).map(Number);
   for (const at of budgets.length > 0 ? budgets : [40, 80, 150, 300, 600]) {
     const zero = (): Bucket => ({ total: 0, kept: 0, counted: 0, marker: 0, silent: 0 });
-    const t: Tally = { passes: 0, folding: 0, archived: zero(), previous: zero(), passesSilent: 0, prevCountsLost: 0, overBudget: 0 };
+    const t: Tally = { passes: 0, folding: 0, archived: zero(), previous: zero(), passesSilent: 0, prevCountsLost: 0, overBudget: 0, overClaimed: 0 };
     for (const c of conversations) sweep(c.events, at, t);
     const f = (x: Bucket) => `${x.total} (kept ${x.kept}, counted ${x.counted}, in marker ${x.marker}, silent ${x.silent})`;
     console.log(
-      `summarizeAtTokens ${at}: ${t.passes} passes (${t.folding} folding), passes with a silent loss ${t.passesSilent}; archived user messages ${f(t.archived)}; previous summary's ${f(t.previous)}; prev counts lost ${t.prevCountsLost}; text over budget ${t.overBudget}`,
+      `summarizeAtTokens ${at}: ${t.passes} passes (${t.folding} folding), passes with a silent loss ${t.passesSilent}; archived user messages ${f(t.archived)}; previous summary's ${f(t.previous)}; prev counts lost ${t.prevCountsLost}; text over budget ${t.overBudget}; claiming more users than sent ${t.overClaimed}`,
     );
   }
 }

@@ -29,7 +29,7 @@ const MAX_ARTEFACTS = 80;
 const AT_WORDS = { atWords: true } as const;
 const MAX_ARTEFACT_LENGTH = 100;
 
-/** Marker of items left out of a budgeted section ("(+N more)"; a merged summary sums those of each of its sections into one, see mergePreviousSummaries). */
+/** Marker of items left out of a budgeted section ("(+N more)"; a merged summary sums those of each of its sections into one per block, see mergePreviousSummaries). */
 const MORE_LINE = /^(?:- )?\(\+\d+ more(?: omitted)?\)$/;
 const MORE_SUFFIX = / \(\+\d+ more\)$/;
 
@@ -282,6 +282,58 @@ const EARLIER_TITLES: ReadonlyArray<{ title: string; from: readonly string[] }> 
 ];
 
 /**
+ * What a packed summary's {@link LEFT_OUT} line counts: a section of which no item is kept
+ * (`previous`: the whole previous section), or, in a previous section of which some item is kept,
+ * one of its groups of which none is (`loose`: its lines before the first "Earlier …:" title;
+ * `earlierUsers`, `earlierTools`, `earlierLast`: those under "Earlier user messages:", "Earlier
+ * tools used:" (lines of tool names, counted as lines), "Earlier last events:"). The artefacts are
+ * never on it (they keep their heading).
+ */
+type LeftOutKey = 'previous' | 'users' | 'tools' | 'last' | 'loose' | 'earlierUsers' | 'earlierTools' | 'earlierLast';
+
+/** What each {@link LeftOutKey}'s items are called on the {@link LEFT_OUT} line: one, several (lower-case letters and spaces, see {@link LEFT_OUT_LINE}). */
+const LEFT_OUT_NAMES: Record<LeftOutKey, readonly [string, string]> = {
+  previous: ['previous summary line', 'previous summary lines'],
+  loose: ['previous summary line', 'previous summary lines'],
+  earlierUsers: ['earlier user message', 'earlier user messages'],
+  earlierTools: ['earlier tools line', 'earlier tools lines'],
+  earlierLast: ['earlier last event', 'earlier last events'],
+  users: ['user message', 'user messages'],
+  tools: ['tool', 'tools'],
+  last: ['last event', 'last events'],
+};
+
+/** The {@link LeftOutKey} of a previous-summary group of which no line is kept, by the group's title (`undefined`: the loose lines). */
+const GROUP_LEFT_OUT: ReadonlyMap<string | undefined, LeftOutKey> = new Map<string | undefined, LeftOutKey>([
+  [undefined, 'loose'],
+  ['Earlier user messages:', 'earlierUsers'],
+  ['Earlier tools used:', 'earlierTools'],
+  ['Earlier last events:', 'earlierLast'],
+]);
+
+/**
+ * The group a folded summary's {@link LEFT_OUT} count is carried into, by the name it is counted
+ * under (either form of {@link LEFT_OUT_NAMES}): its user messages and earlier user messages into
+ * "Earlier user messages:", and so on; previous summary lines (and a name not listed) into the
+ * loose lines (`undefined`).
+ */
+const LEFT_OUT_GROUPS: ReadonlyMap<string, string | undefined> = new Map(
+  (Object.entries(LEFT_OUT_NAMES) as [LeftOutKey, readonly [string, string]][]).flatMap(([key, names]) => {
+    const title: Record<LeftOutKey, string | undefined> = {
+      previous: undefined,
+      loose: undefined,
+      users: 'Earlier user messages:',
+      earlierUsers: 'Earlier user messages:',
+      tools: 'Earlier tools used:',
+      earlierTools: 'Earlier tools used:',
+      last: 'Earlier last events:',
+      earlierLast: 'Earlier last events:',
+    };
+    return names.map((name) => [name, title[key]] as const);
+  }),
+);
+
+/**
  * What a cut through a "Previous summary (merged):" title leaves of it before the omission marker
  * that replaced the rest (`Previous summary [… 80 characters omitted …] (oldest first):`): merged
  * as text it gave the next summary a second "Previous summary".
@@ -298,8 +350,11 @@ const HEADER_LINE = /^\[Extractive summary \([^)\n]*\)[^\n]*? of \d+ earlier eve
  * kind under one "Earlier …:" title each, oldest lines first, identical lines once. Text that is
  * not in a section (a model's summary, the content of a merged previous summary) comes first, as
  * it is. What they counted without keeping it (each section's `(+N more)` but the artefacts', whose
- * count stays with them, and the `Left out:` line) is summed, one `(+N more)` line at the end of
- * each block (the loose text's for the `Left out:` line), so it is counted again. So summarizing a
+ * count stays with them, and each count of the `Left out:` line, with the group it names: `2 user
+ * messages` and `2 earlier user messages` with the earlier user messages, `2 previous summary lines`
+ * with the loose text, see {@link LEFT_OUT_GROUPS}) is summed per block, one `(+N more)` line at the
+ * end of each block (`- (+N more)` under a title), so it is counted again, as what that block left
+ * out and nothing else. So summarizing a
  * summary of a summary … keeps one header and one "Previous summary" title, and the caller bounds
  * the result. Deterministic.
  */
@@ -323,9 +378,13 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
         target = sections.get(title)!;
         continue;
       }
-      // the sections it kept nothing of: counted again (carried)
+      // the sections (and previous-summary groups) it kept nothing of: counted again (carried), each with its group
       if (LEFT_OUT_LINE.test(trimmed)) {
-        for (const m of trimmed.matchAll(/(?:: |, )(\d+) /g)) counts.set(loose, (counts.get(loose) ?? 0) + Number(m[1]));
+        for (const m of trimmed.matchAll(/(?:: |, )(\d+) ([a-z ]+)/g)) {
+          const title = LEFT_OUT_GROUPS.get(m[2]);
+          const into = title === undefined ? loose : sections.get(title)!;
+          counts.set(into, (counts.get(into) ?? 0) + Number(m[1]));
+        }
         continue;
       }
       // the compact form's identifiers line is that summary's artefacts: merged with them, its count kept
@@ -561,8 +620,13 @@ interface PreviousItems {
   identifiers: string[];
   /** How many artefacts its lists counted without listing them (their `(+N more)`): carried into the next summary's count. */
   counted: number;
-  /** How many of its other items (lines, tools) it counted without keeping them (the `(+N more)` lines of its other sections): carried into the count of the next summary's previous section. */
-  linesCounted: number;
+  /**
+   * How many of its other items (lines, tools) each block counted without keeping them (the
+   * `(+N more)` line at the end of the block), by the block's group title (`undefined`: the loose
+   * text before the first title); blocks with no count are absent. Carried into the count of the
+   * same group in the next summary's previous section, never another's.
+   */
+  groupCounts: ReadonlyMap<string | undefined, number>;
 }
 
 /** Splits a merged previous summary (see {@link mergePreviousSummaries}) into its lines, its artefacts and the identifiers its other lines hold. */
@@ -570,7 +634,7 @@ function previousItems(previous: string): PreviousItems {
   const lines: { text: string; group?: string }[] = [];
   const artefacts: string[] = [];
   let counted = 0;
-  let linesCounted = 0;
+  const groupCounts = new Map<string | undefined, number>();
   const titles = new Set(EARLIER_TITLES.map((t) => t.title));
   let group: string | undefined;
   for (const raw of previous.split('\n')) {
@@ -586,7 +650,7 @@ function previousItems(previous: string): PreviousItems {
       continue;
     }
     const count = MORE_LINE.exec(line.trim());
-    if (count !== null) linesCounted += Number(/\d+/.exec(count[0])![0]);
+    if (count !== null) groupCounts.set(group, (groupCounts.get(group) ?? 0) + Number(/\d+/.exec(count[0])![0]));
     if (line.trim() === '' || count !== null) continue;
     lines.push(group === undefined ? { text: line } : { text: line, group });
   }
@@ -594,7 +658,7 @@ function previousItems(previous: string): PreviousItems {
     lines.map((l) => l.text.replace(LEFT_OUT_MARKERS, ' ')),
     false,
   );
-  return { lines, artefacts, identifiers: prose.filter((a) => artefactRank(a) === 0), counted, linesCounted };
+  return { lines, artefacts, identifiers: prose.filter((a) => artefactRank(a) === 0), counted, groupCounts };
 }
 
 /**
@@ -616,23 +680,15 @@ function artefactsOf(request: SummaryRequest, prev: PreviousItems): string[] & {
   return Object.assign(pool, { carried: prev.counted });
 }
 
-/** The sections a packed summary may leave out whole, counted on its {@link LEFT_OUT} line (the artefacts keep their heading). */
-type LeftOutSection = Exclude<PackItem['section'], 'artefacts'>;
-
-/** What each section's items are called on the {@link LEFT_OUT} line: one, several. */
-const LEFT_OUT_NAMES: Record<LeftOutSection, readonly [string, string]> = {
-  previous: ['previous summary line', 'previous summary lines'],
-  users: ['user message', 'user messages'],
-  tools: ['tool', 'tools'],
-  last: ['last event', 'last events'],
-};
-
 /**
  * The last line of a packed summary: how many items each section of which none is kept holds,
- * `Left out: 10 previous summary lines, 2 tools, 3 last events` (`counts`: sections and counts ≥ 1,
- * in order), so a section is never left out uncounted (its heading costs more than its count here).
+ * and each group of the previous section of which none is kept while another is,
+ * `Left out: 3 earlier user messages, 2 tools, 3 last events` (`counts`: {@link LeftOutKey}s and
+ * counts ≥ 1, in order), so a section or group is never left out uncounted (its heading costs more
+ * than its count here: `Earlier user messages:` and `- (+3 more)` 9 cl100k tokens, `, 3 earlier
+ * user messages` 6, a `Left out:` line of its own 9).
  */
-function leftOutLine(counts: ReadonlyArray<readonly [LeftOutSection, number]>): string {
+function leftOutLine(counts: ReadonlyArray<readonly [LeftOutKey, number]>): string {
   return `${LEFT_OUT}${counts.map(([s, n]) => `${n} ${LEFT_OUT_NAMES[s][n === 1 ? 0 : 1]}`).join(', ')}`;
 }
 
@@ -645,8 +701,11 @@ function leftOutLine(counts: ReadonlyArray<readonly [LeftOutSection, number]>): 
  * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
  * nothing kept is counted on the last line instead ({@link leftOutLine}, reserved first and
  * given up item by item as sections open), but for the artefacts (their heading and
- * `(+N more)` are reserved first: an identifier is never left out uncounted); the previous
- * section's count includes what the previous summary counted (carried); a section with some
+ * `(+N more)` are reserved first: an identifier is never left out uncounted); in the previous
+ * section each group ("Earlier user messages:", …, and the loose lines before them) says how many
+ * of its own items it left out, what the previous summary counted for that group (carried)
+ * included, and one with none kept while another is kept is counted on the last line
+ * (`3 earlier user messages`), so no count is read as another group's; a section with some
  * items left out says how many (`(+N more)`, see {@link listedOrCounted}). `fits` is the final check: the largest kept set whose rendering was seen to
  * fit is returned, or undefined when no item fits beside the header. The greedy pass reserves room
  * for a `(+N more)` line in each section; up to {@link MAX_FILL_TRIES} further items (in
@@ -706,8 +765,11 @@ function packSummary(
   toolItems.forEach(push);
   [...lastItems].reverse().forEach(push);
 
+  // the previous section's groups in order (the loose lines first), each with all it holds: its lines and what it counted (carried)
+  const groups = [undefined, ...EARLIER_TITLES.map((t) => t.title)].filter((g) => prevItems.some((p) => p.group === g) || prev.groupCounts.has(g));
+  const groupTotal = (g: string | undefined) => prevItems.filter((p) => p.group === g).length + (prev.groupCounts.get(g) ?? 0);
   const totals: Record<PackItem['section'], number> = {
-    previous: prevItems.length + prev.linesCounted,
+    previous: groups.reduce((sum, g) => sum + groupTotal(g), 0),
     users: userItems.length,
     tools: toolItems.length,
     artefacts: artefactItems.length + artefactPool.dropped + artefactPool.carried,
@@ -718,17 +780,22 @@ function packSummary(
     const more = (s: PackItem['section'], n: number) => totals[s] - n;
     const blocks = [parts.header];
     const prevKept = by('previous');
-    const none: [LeftOutSection, number][] = [];
+    const none: [LeftOutKey, number][] = [];
     if (prevKept.length === 0 && totals.previous > 0) none.push(['previous', totals.previous]);
     if (prevKept.length > 0) {
+      // each group says how many of its own items it left out, none of which it keeps on the Left out line
       const lines: string[] = [];
-      let group: string | undefined;
-      for (const p of prevKept) {
-        if (p.group !== undefined && p.group !== group) lines.push(p.group);
-        group = p.group;
-        lines.push(p.text);
+      for (const g of groups) {
+        const here = prevKept.filter((p) => p.group === g);
+        const left = groupTotal(g) - here.length;
+        if (here.length === 0) {
+          if (left > 0) none.push([GROUP_LEFT_OUT.get(g)!, left]);
+          continue;
+        }
+        if (g !== undefined) lines.push(g);
+        lines.push(...here.map((p) => p.text));
+        if (left > 0) lines.push(g === undefined ? `(+${left} more)` : `- (+${left} more)`);
       }
-      if (more('previous', prevKept.length) > 0) lines.push(`(+${more('previous', prevKept.length)} more)`);
       blocks.push(section(TITLES.previous, lines));
     }
     const list = (s: 'users' | 'last', title: string) => {
@@ -775,29 +842,46 @@ function packSummary(
     used += titleCost('artefacts');
     chars += TITLES.artefacts.length + 16;
   }
-  const closed = new Set((['previous', 'users', 'tools', 'last'] as const).filter((s) => totals[s] > 0));
-  const leftOutCost = (sections: ReadonlySet<LeftOutSection>) =>
-    sections.size === 0
+  let closed = new Set<LeftOutKey>((['previous', 'users', 'tools', 'last'] as const).filter((s) => totals[s] > 0));
+  const leftOutCost = (keys: ReadonlySet<LeftOutKey>) =>
+    keys.size === 0
       ? { units: 0, chars: 0 }
-      : ((line) => ({ units: estimator.count(`\n\n${line}`), chars: line.length + 2 }))(leftOutLine([...sections].map((s) => [s, 999])));
+      : ((line) => ({ units: estimator.count(`\n\n${line}`), chars: line.length + 2 }))(leftOutLine([...keys].map((k) => [k, 999])));
   const reserved = leftOutCost(closed);
   used += reserved.units;
   chars += reserved.chars;
+  const groupCountCost = estimator.count('- (+99 more)\n');
   for (const p of priority) {
-    let extra = costOf(p) + (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0);
-    let extraChars = p.text.length + 2 + (p.group?.length ?? 0) + 1;
-    const opens = p.section !== 'artefacts' && closed.has(p.section);
-    if (opens) {
-      // its heading and "(+N more)" in place of its count on the "Left out:" line
-      const before = leftOutCost(closed);
-      const after = leftOutCost(new Set([...closed].filter((s) => s !== p.section)));
-      extra += titleCost(p.section) - (before.units - after.units);
+    let extra = costOf(p);
+    let extraChars = p.text.length + 2;
+    // what the "Left out:" line counts once `p` is kept: its section's heading and "(+N more)" (a
+    // previous-summary group's title and "- (+N more)") in its place; the previous section, opening,
+    // counts its other groups there, each on its own
+    const open = new Set(closed);
+    if (p.section === 'previous') {
+      if (open.delete('previous')) {
+        for (const g of groups) if (groupTotal(g) > 0) open.add(GROUP_LEFT_OUT.get(g)!);
+        extra += estimator.count(`${TITLES.previous}\n\n`);
+        extraChars += TITLES.previous.length + 2;
+      }
+      if (open.delete(GROUP_LEFT_OUT.get(p.group)!)) {
+        extra += (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0) + groupCountCost;
+        extraChars += (p.group?.length ?? 0) + 1 + 16;
+      }
+    } else if (p.section !== 'artefacts' && open.delete(p.section)) {
+      extra += titleCost(p.section);
       extraChars += TITLES[p.section].length + 16;
+    }
+    if (open.size !== closed.size || [...open].some((k) => !closed.has(k))) {
+      const before = leftOutCost(closed);
+      const after = leftOutCost(open);
+      extra += after.units - before.units;
+      extraChars += after.chars - before.chars;
     }
     if (used + extra > textBudget || chars + extraChars > maxChars) continue;
     used += extra;
     chars += extraChars;
-    if (opens) closed.delete(p.section as LeftOutSection);
+    closed = open;
     kept.push(p);
   }
   /** Cost of the summary event holding `text` (shadow prompt and text, DESIGN §3.1), estimator units. */
@@ -919,18 +1003,20 @@ function compactIdentifiers(request: SummaryRequest, prev: PreviousItems): strin
 
 /**
  * The previous summary `prev` as the compact form writes it: its lines, each group's title
- * ("Earlier …:") before its first line, without its artefacts (the identifiers line lists or
- * counts them, see {@link compactIdentifiers}).
+ * ("Earlier …:") before its first line, each group's carried count after its last (`(+N more)`
+ * for the loose lines, `- (+N more)` under a title, a title then written for a count alone), without
+ * its artefacts (the identifiers line lists or counts them, see {@link compactIdentifiers}).
  */
 function previousProse(prev: PreviousItems): string {
   const out: string[] = [];
-  let group: string | undefined;
-  for (const line of prev.lines) {
-    if (line.group !== undefined && line.group !== group) out.push(line.group);
-    group = line.group;
-    out.push(line.text);
+  for (const g of [undefined, ...EARLIER_TITLES.map((t) => t.title)]) {
+    const lines = prev.lines.filter((l) => l.group === g);
+    const count = prev.groupCounts.get(g) ?? 0;
+    if (lines.length === 0 && count === 0) continue;
+    if (g !== undefined) out.push(g);
+    out.push(...lines.map((l) => l.text));
+    if (count > 0) out.push(g === undefined ? `(+${count} more)` : `- (+${count} more)`);
   }
-  if (prev.linesCounted > 0) out.push(`(+${prev.linesCounted} more)`);
   return out.join('\n');
 }
 
@@ -1029,8 +1115,8 @@ export interface ExtractiveSummaryOptions {
  * out (more than {@link MAX_ARTEFACTS} artefacts, a section cut to its share), the sections are packed whole
  * item by whole item (see packSummary): headings are never cut, no word is cut (a long line is
  * shortened at a word boundary, ending " …"), items are left out lowest priority first, a section
- * with items left out says how many ("(+N more)"), one with none kept is counted on a last
- * `Left out: …` line, and the identifiers (ids, e-mails, paths,
+ * with items left out says how many ("(+N more)"; in the previous section each "Earlier …:" group
+ * its own), one with none kept is counted on a last `Left out: …` line, and the identifiers (ids, e-mails, paths,
  * large numbers; those of the user messages and the previous summary first) come before prose,
  * after the user's first and newest messages; the result also stays within `maxChars`. When even
  * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no

@@ -64,7 +64,8 @@ export function keeps(lines: readonly BareLine[], message: string, options: Keep
  * messages (its user section's last `(+N more)`, and `N user messages` on its `Left out:` line);
  * `previous`, the lines of the summaries it folded in (every `(+N more)` of its previous section
  * but those under `Earlier artefacts:`, whose count is of artefacts, and `N previous summary lines`
- * on its `Left out:` line). 0 and 0 for the compact form (no sections).
+ * and `N earlier …` (a group of the previous section of which none is kept) on its `Left out:`
+ * line). 0 and 0 for the compact form (no sections).
  */
 export function counts(summary: string): { users: number; previous: number } {
   const out = { users: 0, previous: 0 };
@@ -81,7 +82,7 @@ export function counts(summary: string): { users: number; previous: number } {
     // the sections of which none is kept (`Left out: 10 previous summary lines, 2 tools`)
     if (lines[0].startsWith('Left out: ')) {
       out.users += Number(/(\d+) user messages?/.exec(lines[0])?.[1] ?? 0);
-      out.previous += Number(/(\d+) previous summary lines?/.exec(lines[0])?.[1] ?? 0);
+      for (const m of lines[0].matchAll(/(\d+) (?:previous summary lines?|earlier [a-z ]+)/g)) out.previous += Number(m[1]);
     }
   }
   return out;
@@ -90,7 +91,8 @@ export function counts(summary: string): { users: number; previous: number } {
 /**
  * The user messages `summary` holds, bare ({@link bare}), in order, repeats included: the `- …`
  * lines under a {@link USER_HEADINGS} heading and every `User: …` line; and `counted`, how many it
- * only counted (the `(+N more)` under such a heading, and `N user messages` on a `Left out:` line).
+ * only counted (the `(+N more)` under such a heading, and `N user messages` and `N earlier user
+ * messages` on a `Left out:` line).
  */
 export function userMessagesOf(summary: string): { messages: string[]; counted: number } {
   const messages: string[] = [];
@@ -102,7 +104,7 @@ export function userMessagesOf(summary: string): { messages: string[]; counted: 
       heading = line;
       continue;
     }
-    counted += Number(/^Left out: .*?(\d+) user messages?/.exec(line)?.[1] ?? 0);
+    if (line.startsWith('Left out: ')) for (const m of line.matchAll(/(\d+) (?:earlier )?user messages?/g)) counted += Number(m[1]);
     const count = COUNT.exec(line);
     if (count) counted += USER_HEADINGS.has(heading) ? Number(count[1]) : 0;
     else if ((USER_HEADINGS.has(heading) && line.startsWith('- ')) || /^(?:- )?User: /.test(line)) messages.push(bare(line).text);
