@@ -62,7 +62,7 @@ const hugeTimelineStub = `(() => {
     if (i === 998) return { ...base('CompactionCompleted', r), compactionId: cid(k), data: { compactionId: cid(k) } };
     return r === entries - 1 ? event(r, 'late') : event(r);
   };
-  const compaction = (k, id = cid(k), r = k * block + 998) => ({ compactionId: id, revision: String(r), position: String(r), basedOnRevision: String(r - 3), at,
+  const compaction = (k, id = cid(k), r = k * block + 998) => ({ compactionId: id, revision: String(r), position: String(r), basedOnRevision: String(r - 3), at, recordedAt: at,
     origin: 'command', outcome: 'compacted', reason: null, estimator: 'cl100k_base', strategy: { type: 'sliding-window', maxEvents: 500 }, trigger: null,
     triggerStillFires: null, tokensBefore: 5000, tokensAfter: 2500, tokensSaved: 2500, keptCount: 500, archivedIds: archivedIds(k), archivedOnArrival: [],
     summary: { id: 's' + k, text: 'summary of block ' + k, coveredIds: archivedIds(k) }, summarizer: null, failure: null, durationMs: 3 });

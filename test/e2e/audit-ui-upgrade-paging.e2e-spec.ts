@@ -121,6 +121,29 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (1)');
   });
 
+  it("shows a compaction from a replica of an older release (no recordedAt in its history items) at its `at`, named as that replica's clock", async () => {
+    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: LONG, compactionId } } });
+    const at = data!.at;
+    const asked: string[] = [];
+    await page.route(
+      /\/compactions\?limit=100&minPosition=\d+$/,
+      async (route) => {
+        asked.push(route.request().url());
+        const response = await route.fetch();
+        const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
+        await route.fulfill({ response, json: { ...body, compactions: body.compactions.map(({ recordedAt: _dropped, ...older }) => older) } });
+      },
+      { times: 1 },
+    );
+    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
+    await page.locator('#compactions tbody tr').or(page.locator('#page-error')).first().waitFor();
+    expect(await page.locator('#page-error').count()).toBe(0);
+    expect(asked).toHaveLength(1);
+    const time = page.locator('#compactions tbody tr td.recorded time');
+    expect(await time.getAttribute('datetime')).toBe(new Date(Date.parse(at)).toISOString());
+    expect(await time.getAttribute('title')).toBe(`compaction at (the deciding replica's clock: this replica's release gives no store time): ${at}`);
+  });
+
   it('links a recall hit\'s "archived by" to that compaction\'s details, named with its full id and reached by the keyboard', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
     await page.locator('#timeline').waitFor();

@@ -583,6 +583,18 @@ function timeOf(iso, label, cls) {
 const RECORDED_LABEL = 'decision recorded (store time, recordedAt)';
 const RECORDED_TITLE =
   'When the store recorded the decision (recordedAt): the clock of the timeline and of "Go to time", which goes to the window right after the compaction at this time';
+/**
+ * A compaction's time on the page ({@link timeOf}): its `recordedAt` (store time, see
+ * `RECORDED_LABEL`); from a replica of a release before 2026-12-05, whose history items have no
+ * `recordedAt` (a rolling upgrade behind a load balancer), its `at`, named as the deciding replica's
+ * clock, so the page still opens.
+ * @param {{ recordedAt?: string, at: string }} item a compaction history item
+ * @returns {HTMLElement}
+ */
+const compactionTime = (item) =>
+  typeof item.recordedAt === 'string'
+    ? timeOf(item.recordedAt, RECORDED_LABEL)
+    : timeOf(item.at, "compaction at (the deciding replica's clock: this replica's release gives no store time)");
 /** @param {number} n */
 const fmt = (n) => n.toLocaleString('en-US');
 /** @param {string} id */
@@ -2409,12 +2421,7 @@ function diffView(sessionId, diff, item, close) {
             ),
           ),
           // the store's clock, as the timeline and "Go to time" (not `at`, the deciding replica's, read before the append)
-          h(
-            'div',
-            {},
-            h('dt', { title: RECORDED_TITLE }, 'recorded (store time)'),
-            h('dd', { id: 'compaction-recorded' }, timeOf(item.recordedAt, RECORDED_LABEL)),
-          ),
+          h('div', {}, h('dt', { title: RECORDED_TITLE }, 'recorded (store time)'), h('dd', { id: 'compaction-recorded' }, compactionTime(item))),
         )
       : null,
     item?.summary
@@ -3158,7 +3165,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
         },
         c.archivedOnArrival.length ? `${fmt(c.archivedIds.length)} + ${fmt(c.archivedOnArrival.length)}` : fmt(c.archivedIds.length),
       ),
-      h('td', { class: 'recorded' }, timeOf(c.recordedAt, RECORDED_LABEL)),
+      h('td', { class: 'recorded' }, compactionTime(c)),
     ),
   );
   /** @param {string} time */
