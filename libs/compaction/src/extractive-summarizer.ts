@@ -781,23 +781,21 @@ function packSummary(
     const blocks = [parts.header];
     const prevKept = by('previous');
     const none: [LeftOutKey, number][] = [];
-    if (prevKept.length === 0 && totals.previous > 0) none.push(['previous', totals.previous]);
-    if (prevKept.length > 0) {
-      // each group says how many of its own items it left out, none of which it keeps on the Left out line
-      const lines: string[] = [];
-      for (const g of groups) {
-        const here = prevKept.filter((p) => p.group === g);
-        const left = groupTotal(g) - here.length;
-        if (here.length === 0) {
-          if (left > 0) none.push([GROUP_LEFT_OUT.get(g)!, left]);
-          continue;
-        }
-        if (g !== undefined) lines.push(g);
-        lines.push(...here.map((p) => p.text));
-        if (left > 0) lines.push(g === undefined ? `(+${left} more)` : `- (+${left} more)`);
+    // each group says how many of its own items it left out, one of which it keeps none on the Left
+    // out line, by kind (also when the whole section is left out: a count of "lines" would mix them)
+    const lines: string[] = [];
+    for (const g of groups) {
+      const here = prevKept.filter((p) => p.group === g);
+      const left = groupTotal(g) - here.length;
+      if (here.length === 0) {
+        if (left > 0) none.push([GROUP_LEFT_OUT.get(g)!, left]);
+        continue;
       }
-      blocks.push(section(TITLES.previous, lines));
+      if (g !== undefined) lines.push(g);
+      lines.push(...here.map((p) => p.text));
+      if (left > 0) lines.push(g === undefined ? `(+${left} more)` : `- (+${left} more)`);
     }
+    if (prevKept.length > 0) blocks.push(section(TITLES.previous, lines));
     const list = (s: 'users' | 'last', title: string) => {
       const kept = by(s);
       if (kept.length === 0 && totals[s] > 0) none.push([s, totals[s]]);
@@ -842,7 +840,12 @@ function packSummary(
     used += titleCost('artefacts');
     chars += TITLES.artefacts.length + 16;
   }
-  let closed = new Set<LeftOutKey>((['previous', 'users', 'tools', 'last'] as const).filter((s) => totals[s] > 0));
+  // the previous section's groups are counted each by kind until it opens, the other sections whole
+  let closed = new Set<LeftOutKey>([
+    ...groups.filter((g) => groupTotal(g) > 0).map((g) => GROUP_LEFT_OUT.get(g)!),
+    ...(['users', 'tools', 'last'] as const).filter((s) => totals[s] > 0),
+  ]);
+  let previousOpen = false;
   const leftOutCost = (keys: ReadonlySet<LeftOutKey>) =>
     keys.size === 0
       ? { units: 0, chars: 0 }
@@ -859,8 +862,7 @@ function packSummary(
     // counts its other groups there, each on its own
     const open = new Set(closed);
     if (p.section === 'previous') {
-      if (open.delete('previous')) {
-        for (const g of groups) if (groupTotal(g) > 0) open.add(GROUP_LEFT_OUT.get(g)!);
+      if (!previousOpen) {
         extra += estimator.count(`${TITLES.previous}\n\n`);
         extraChars += TITLES.previous.length + 2;
       }
@@ -882,6 +884,7 @@ function packSummary(
     used += extra;
     chars += extraChars;
     closed = open;
+    if (p.section === 'previous') previousOpen = true;
     kept.push(p);
   }
   /** Cost of the summary event holding `text` (shadow prompt and text, DESIGN §3.1), estimator units. */

@@ -107,7 +107,8 @@ describe('extractive summary: every user message kept or counted (rolling-summar
       if (request.currentSummaries.length > 0 && !keeps(bareLines(text), turns[0][0])) texts.push(text);
     });
     expect(texts.length).toBeGreaterThan(0);
-    for (const text of texts) expect(text).toMatch(/(?:^|\n)(?:\(\+\d+ more\)|Left out: \d+ previous summary lines?\b.*)$/m);
+    // counted as what they are: under their group, or by kind on the Left out line (not among "previous summary lines")
+    for (const text of texts) expect(text).toMatch(/Earlier user messages:\n(?:- .*\n)*- \(\+\d+ more\)$|^Left out: (?:.*, )?\d+ earlier user messages?\b/m);
   });
 });
 
