@@ -364,6 +364,8 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
   const counts = new Map<string[], number>();
   const titleOf = new Map<string, string>();
   for (const t of EARLIER_TITLES) for (const f of t.from) titleOf.set(f, t.title);
+  // the groups whose items are each a `- ` line (the others: one line of tools, of artefacts)
+  const LISTED_GROUPS = new Set<string[]>([sections.get('Earlier user messages:')!, sections.get('Earlier last events:')!]);
   for (const summary of summaries) {
     let target = loose;
     for (const raw of summary.split('\n')) {
@@ -395,6 +397,9 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
       }
       const artefacts = target === sections.get('Earlier artefacts:');
       if (trimmed === '') continue;
+      // a group of listed items ends at a line that is not one of them: the archived lines a compact
+      // form writes after the previous summary's text (`User: …`, `Assistant: …`) are no group's
+      if (LISTED_GROUPS.has(target) && !trimmed.startsWith('- ')) target = loose;
       // the count of the artefacts left out stays with them, and those of the other sections are
       // summed, one count each (carried: each generation lists or counts what it left out)
       const tools = target === sections.get('Earlier tools used:');

@@ -78,6 +78,27 @@ describe('extractive summary: a folded summary’s groups count their own items 
     }
   });
 
+  it('a compact summary’s archived lines after its text’s last group are no item of that group when folded (ncrecheck58 F1)', () => {
+    // a compact form: the previous summary's text (ending in a group) and then the archived lines, one line each
+    const compact = [
+      'Earlier user messages:',
+      '- m1z I need to change the flight on reservation AB1234 to Friday',
+      'Earlier last events:',
+      '- Assistant: Your reservation AB1234 is confirmed.',
+      'User: m2z please go ahead with the cancellation',
+      'Assistant: The cancellation of AB1234 is done.',
+    ].join('\n');
+    // the archived lines are the previous summary's own lines (under no group), the one last event its group's
+    const text = extractiveSummary(summaryRequest(second, 120, [compact]), { estimator: cl100k });
+    expect(text).toContain('\n\nPrevious summary (merged):\nUser: m2z please go ahead with the cancellation\n(+1 more)\n\n');
+    expect(text).toMatch(/\n\nLeft out: 1 earlier user message, 1 earlier last event, 2 last events$/);
+    // and at no budget is a line of the archive after the group counted as one of the group's
+    for (let budget = 100; budget <= 300; budget += 2)
+      expect(extractiveSummary(summaryRequest(second, budget, [compact]), { estimator: cl100k })).not.toMatch(
+        /\d+ earlier last events|Earlier last events:\n(?:- .*\n)*- \(\+[2-9]/,
+      );
+  });
+
   const WORDS = ['the', 'flight', 'refund', 'please', 'check', 'booking', 'seat', 'window', 'my', 'again', 'cancel', 'tomorrow', 'card', 'bags'];
   const words = (min: number, max: number) => fc.array(fc.constantFrom(...WORDS), { minLength: min, maxLength: max }).map((w) => w.join(' '));
   const code = fc.stringMatching(/^[A-Z]{2}[0-9]{3,5}$/);
