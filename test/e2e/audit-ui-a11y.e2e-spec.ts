@@ -27,7 +27,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, waitInPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 const SESSION = 'kb-audit';
 /** Events of {@link SESSION} (and a system message): more than one timeline page of 200 rows. */
@@ -177,6 +177,10 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
@@ -244,7 +248,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   };
 
   // nca11y F1, F5, A2: rows were <tr onclick> and the chart's marks SVG lines with a click listener only.
-  it('opens a compaction of the list with Enter, focuses its details, and Escape or Close gives the focus back', async () => {
+  itInPage('opens a compaction of the list with Enter, focuses its details, and Escape or Close gives the focus back', async () => {
     await openSession();
     // Tab from the panel's heading: every stop in the list is a link to a compaction, named with its full id.
     await page.locator('h2', { hasText: 'Compactions (' }).click();
@@ -283,7 +287,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // ncuiaudit A1: every mark was its own Tab stop (about 173 stops before the timeline on a session
   // of many compactions); its focus showed as a thicker line only.
-  it('makes the chart one Tab stop whose marks the arrow keys go through, opens one with Enter; the chart has a text alternative', async () => {
+  itInPage('makes the chart one Tab stop whose marks the arrow keys go through, opens one with Enter; the chart has a text alternative', async () => {
     await openSession();
     expect(await page.evaluate("[...document.querySelectorAll('#chart a')].filter((a) => a.tabIndex >= 0).length")).toBe(1);
     await page.locator('#chart-estimator').focus();
@@ -324,7 +328,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // nca11y F2, F3: the buttons were disabled while their page was read, which sent the focus to <body>.
-  it('keeps the focus on "More hits" while more follow, moves it to the first new hit when none do, and announces the count', async () => {
+  itInPage('keeps the focus on "More hits" while more follow, moves it to the first new hit when none do, and announces the count', async () => {
     await openSession();
     const input = page.locator('#recall input[name=recall]');
     expect((await ax(page, '#recall input[name=recall]')).name).toBe('Words to find (archived events included)');
@@ -359,33 +363,36 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect((await ax(page, ':focus')).role).toBe('listitem');
   });
 
-  it('keeps the focus on "Load more" of the list: on the first new row when it was the last page; the count is a live region that waits for typing to pause', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/?user=${MANY_USER}`);
-    await page.locator('#more:not([hidden])').waitFor();
-    expect((await ax(page, 'input[name=search]')).name).toBe('Session id contains');
-    expect((await ax(page, 'input[name=userId]')).name).toBe('User id (exact)');
-    const count = await ax(page, '#session-count');
-    expect(count.role).toBe('status');
-    expect(count.properties.live).toBe('polite');
+  itInPage(
+    'keeps the focus on "Load more" of the list: on the first new row when it was the last page; the count is a live region that waits for typing to pause',
+    async () => {
+      await page.goto(`${harness.baseUrl}/ui#/?user=${MANY_USER}`);
+      await page.locator('#more:not([hidden])').waitFor();
+      expect((await ax(page, 'input[name=search]')).name).toBe('Session id contains');
+      expect((await ax(page, 'input[name=userId]')).name).toBe('User id (exact)');
+      const count = await ax(page, '#session-count');
+      expect(count.role).toBe('status');
+      expect(count.properties.live).toBe('polite');
 
-    await page.locator('#more').focus();
-    await page.keyboard.press('Enter');
-    await page.locator('#session-count', { hasText: '101 loaded, all listed' }).waitFor();
-    await waitInPage(page, "document.activeElement?.tagName === 'TR'");
-    expect(await page.evaluate("document.activeElement.getAttribute('data-session')")).toBe('kb-many-000');
-    expect((await ax(page, ':focus')).role).toBe('row');
+      await page.locator('#more').focus();
+      await page.keyboard.press('Enter');
+      await page.locator('#session-count', { hasText: '101 loaded, all listed' }).waitFor();
+      await waitInPage(page, "document.activeElement?.tagName === 'TR'");
+      expect(await page.evaluate("document.activeElement.getAttribute('data-session')")).toBe('kb-many-000');
+      expect((await ax(page, ':focus')).role).toBe('row');
 
-    // Typing in the search text: the table and count change at once, the count is said when typing pauses.
-    await page.locator('input[name=search]').focus();
-    await page.keyboard.type('kb-many-09');
-    expect(await page.locator('#session-count').getAttribute('aria-live')).toBe('off');
-    expect(await page.locator('#session-count').innerText()).toBe('10 of 101 loaded match, all listed');
-    await waitInPage(page, "!document.querySelector('#session-count').hasAttribute('aria-live')");
-    expect((await ax(page, '#session-count')).properties.live).toBe('polite');
-  });
+      // Typing in the search text: the table and count change at once, the count is said when typing pauses.
+      await page.locator('input[name=search]').focus();
+      await page.keyboard.type('kb-many-09');
+      expect(await page.locator('#session-count').getAttribute('aria-live')).toBe('off');
+      expect(await page.locator('#session-count').innerText()).toBe('10 of 101 loaded match, all listed');
+      await waitInPage(page, "!document.querySelector('#session-count').hasAttribute('aria-live')");
+      expect((await ax(page, '#session-count')).properties.live).toBe('polite');
+    },
+  );
 
   // nca11y F4: the row gone to had only a CSS outline, and a revision past the end outlined the last row.
-  it('focuses the row "Go to revision" and "Go to time" go to, marks it aria-current and says which; past the end marks none', async () => {
+  itInPage('focuses the row "Go to revision" and "Go to time" go to, marks it aria-current and says which; past the end marks none', async () => {
     await openSession();
     await page.locator('#timeline-goto input[name=revision]').focus();
     await page.keyboard.type('230');
@@ -410,7 +417,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // nca11y F6: focus stayed on <body> and the title said "Session audit" for every page.
-  it('names the opened session in the document title and moves the focus to its heading', async () => {
+  itInPage('names the opened session in the document title and moves the focus to its heading', async () => {
     await page.goto(`${harness.baseUrl}/ui#/?user=kb-user`);
     await page.locator(`#sessions tr[data-session="${SESSION}"]`).waitFor();
     expect(await page.title()).toBe('Sessions – Session audit');
@@ -427,7 +434,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // nca11y A5: at 1280 px the list scrolled sideways, its "at" column cut to "2026-12-0…";
   // ncaudit2 A1: with recursive-summarization rows the "at" column still spilled 22 px past the panel.
-  it('fits the compaction list, its time column (recorded, store time) whole, in a 1280 px wide window (also with summarizing strategies)', async () => {
+  itInPage('fits the compaction list, its time column (recorded, store time) whole, in a 1280 px wide window (also with summarizing strategies)', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     try {
       for (const sessionId of [SESSION, SUMMARIZED]) {
@@ -450,7 +457,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // nca11y F7: #6b7384 on the archived rows' #fdecea was 4.16:1.
-  it('writes the grey text of archived rows at a contrast of at least 4.5:1 (WCAG AA)', async () => {
+  itInPage('writes the grey text of archived rows at a contrast of at least 4.5:1 (WCAG AA)', async () => {
     await openSession();
     const ratios = await page.evaluate<number[]>(CONTRASTS);
     expect(ratios.length).toBeGreaterThanOrEqual(3);
@@ -459,7 +466,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // ncuiaudit F1: named "archived by compaction <full id>", which does not hold the visible
   // "archived by 1b2c3d4e…" (WCAG 2.5.3); the estimator's <select> was named by its title only.
-  it('names "archived by" links with their visible words first, then the full id; labels the chart\'s estimator', async () => {
+  itInPage('names "archived by" links with their visible words first, then the full id; labels the chart\'s estimator', async () => {
     await openSession();
     const links = await page.evaluate<Array<{ shown: string; selector: string }>>(`[...document.querySelectorAll('#timeline li[data-event] a.badge.archived')]
       .slice(0, 3).map((a) => ({ shown: a.innerText, selector: '#timeline li[data-event="' + a.closest('li').dataset.event + '"] a.badge.archived' }))`);
@@ -481,7 +488,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // ncuiaudit F2: the timeline turned to the compaction's marker (page 2), the link that opened it
   // (page 1) left the page, and Escape sent the focus to the compaction list instead.
-  it('gives the focus back to the "archived by" link that opened a compaction on another timeline page, on its page', async () => {
+  itInPage('gives the focus back to the "archived by" link that opened a compaction on another timeline page, on its page', async () => {
     await openSession();
     expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
     // An event of page 1 archived by the second compaction, whose marker is on page 2.
@@ -503,7 +510,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // ncuiaudit F3: requestedBy was served by the API but not shown.
-  it('says who asked for a commanded compaction: transport, key, request id and who chose it', async () => {
+  itInPage('says who asked for a commanded compaction: transport, key, request id and who chose it', async () => {
     const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } } });
     const first = data!.compactions.find((c) => c.compactionId === compactionIds[0])!;
     expect(first.requestedBy).toMatchObject({ via: 'http', requestIdFrom: 'service' });
@@ -518,7 +525,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // ncuiaudit A1: about 173 Tab stops before the content, no skip link; Chromium's default ring (1 px, auto).
-  it('offers "Skip to content" as the first Tab stop, to the page\'s heading', async () => {
+  itInPage('offers "Skip to content" as the first Tab stop, to the page\'s heading', async () => {
     await openSession();
     await page.keyboard.press('Tab');
     expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: 'Skip to content' });
@@ -533,7 +540,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect(await focusedText(page)).toBe('read again');
   });
 
-  it('draws a solid focus ring of 3:1 or more on links, buttons and inputs', async () => {
+  itInPage('draws a solid focus ring of 3:1 or more on links, buttons and inputs', async () => {
     await openSession();
     // The ring of a link, a button and an input, each reached by the keyboard.
     await page.locator('#chart-estimator').focus();
@@ -555,7 +562,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
   // ncuiaudit A2: the loading line was a live region rewritten after every log page (34 updates
   // for a long session), with no announcement that the read was done.
-  it('announces reading a session once, when done; its progress line is not a live region', async () => {
+  itInPage('announces reading a session once, when done; its progress line is not a live region', async () => {
     await page.goto(`${harness.baseUrl}/ui#/?user=kb-user`);
     await page.locator(`#sessions tr[data-session="${SESSION}"]`).waitFor();
     await page.evaluate(RECORD_LIVE);
@@ -569,7 +576,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // ncuiaudit A3: the loading mark spun whatever the system's setting.
-  it('stops the loading mark when reduced motion is asked for', async () => {
+  itInPage('stops the loading mark when reduced motion is asked for', async () => {
     const spin = () => page.evaluate<string>("getComputedStyle(document.querySelector('#loading'), '::before').animationName");
     try {
       await openSession();
@@ -583,7 +590,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
   });
 
   // ncuiaudit A5: the summary's scroll box had no role, name or Tab stop.
-  it("makes a compaction's summary, a scroll box, a named region reached by Tab", async () => {
+  itInPage("makes a compaction's summary, a scroll box, a named region reached by Tab", async () => {
     const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
     const summarized = data!.compactions.find((c) => c.summary !== null)!;
     await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${summarized.compactionId}`);
@@ -609,33 +616,36 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
       }))`);
 
   // Last stop's leftover: the timeline and the diff's lists scrolled, but the keyboard could not reach them to scroll.
-  it("makes every scroll box a named Tab stop (the timeline by its one row that is): the timeline, the recall hits and a compaction's before and after lists", async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    await page.locator('#timeline li').first().waitFor();
-    const onSession = await scrollBoxes();
-    expect(onSession.map((b) => b.box)).toContain('timeline');
-    // The timeline's Tab stop is its active row (a roving tabindex): the arrow keys move it and scroll the box.
-    for (const box of onSession) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
-    expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
-    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
-    await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${data!.compactions[0].compactionId}`);
-    await page.locator('.diff ol').first().waitFor();
-    const lists = await page.evaluate(
-      "[...document.querySelectorAll('.diff ol')].map((el) => ({ tabIndex: el.tabIndex, name: el.getAttribute('aria-label') }))",
-    );
-    expect(lists).toEqual([
-      { tabIndex: 0, name: "Before: the window's events" },
-      { tabIndex: 0, name: "After: the window's events" },
-    ]);
-    for (const box of await scrollBoxes()) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
-  });
+  itInPage(
+    "makes every scroll box a named Tab stop (the timeline by its one row that is): the timeline, the recall hits and a compaction's before and after lists",
+    async () => {
+      await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+      await page.locator('#timeline li').first().waitFor();
+      const onSession = await scrollBoxes();
+      expect(onSession.map((b) => b.box)).toContain('timeline');
+      // The timeline's Tab stop is its active row (a roving tabindex): the arrow keys move it and scroll the box.
+      for (const box of onSession) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
+      expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
+      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
+      await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${data!.compactions[0].compactionId}`);
+      await page.locator('.diff ol').first().waitFor();
+      const lists = await page.evaluate(
+        "[...document.querySelectorAll('.diff ol')].map((el) => ({ tabIndex: el.tabIndex, name: el.getAttribute('aria-label') }))",
+      );
+      expect(lists).toEqual([
+        { tabIndex: 0, name: "Before: the window's events" },
+        { tabIndex: 0, name: "After: the window's events" },
+      ]);
+      for (const box of await scrollBoxes()) expect(box).toEqual({ box: box.box, tabIndex: box.box === 'timeline' ? -1 : 0, named: true });
+    },
+  );
 
   /** The focused timeline row's place in the whole (`aria-posinset`), or null when the focus is not on a row. */
   const rowPlace = (): Promise<number | null> =>
     page.evaluate<number | null>("document.activeElement?.matches('#timeline > li') ? Number(document.activeElement.getAttribute('aria-posinset')) : null");
 
   // ncsupport F5: every "archived by" link was a Tab stop: Compactions was 48 Tabs away and Recall 52 (218 on a 1,500-entry session).
-  it('offers skip links to Compactions and Recall after "Skip to content", shown on focus, and reaches Recall in few Tabs', async () => {
+  itInPage('offers skip links to Compactions and Recall after "Skip to content", shown on focus, and reaches Recall in few Tabs', async () => {
     await openSession();
     for (const name of ['Skip to content', 'Skip to compactions', 'Skip to recall']) {
       await page.keyboard.press('Tab');
@@ -683,64 +693,67 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect(await page.locator('#skip-window-at').isHidden()).toBe(true);
   });
 
-  it("moves between timeline rows with the arrow keys, Page Up/Down, Home and End across pages; Enter opens a row's compaction; Tab goes through its links, then out", async () => {
-    await openSession();
-    await page.locator('#timeline-goto-time button[type=submit]').focus();
-    await page.keyboard.press('Tab');
-    expect(await rowPlace()).toBe(1);
-    const first = await ax(page, ':focus');
-    expect(first.role).toBe('listitem');
-    expect(first.description).toMatch(/^Keyboard: the timeline is one Tab stop, a row\. Up and Down arrows/);
-    expect(await page.locator('#timeline-keys').isVisible()).toBe(true);
-    await page.keyboard.press('ArrowUp');
-    expect(await rowPlace()).toBe(1);
-    await page.keyboard.press('ArrowDown');
-    expect(await rowPlace()).toBe(2);
-    // Said once, when the focus entered: not at every arrow key.
-    expect((await ax(page, ':focus')).description).toBe('');
-    await page.keyboard.press('PageDown');
-    expect(await rowPlace()).toBe(12);
-    await page.keyboard.press('PageUp');
-    expect(await rowPlace()).toBe(2);
-    const total = Number(await page.evaluate<string>("document.querySelector('#timeline > li').getAttribute('aria-setsize')"));
-    await page.keyboard.press('End');
-    expect(await rowPlace()).toBe(total);
-    expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
-    await page.keyboard.press('Home');
-    expect(await rowPlace()).toBe(1);
-    expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
-    // Down from the page's last row turns to the next page.
-    for (let i = 0; i < 19; i++) await page.keyboard.press('PageDown');
-    for (let i = 0; i < 9; i++) await page.keyboard.press('ArrowDown');
-    expect(await rowPlace()).toBe(200);
-    await page.keyboard.press('ArrowDown');
-    expect(await rowPlace()).toBe(201);
-    expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
-    // One Tab stop on the timeline, wherever the focus went.
-    expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
+  itInPage(
+    "moves between timeline rows with the arrow keys, Page Up/Down, Home and End across pages; Enter opens a row's compaction; Tab goes through its links, then out",
+    async () => {
+      await openSession();
+      await page.locator('#timeline-goto-time button[type=submit]').focus();
+      await page.keyboard.press('Tab');
+      expect(await rowPlace()).toBe(1);
+      const first = await ax(page, ':focus');
+      expect(first.role).toBe('listitem');
+      expect(first.description).toMatch(/^Keyboard: the timeline is one Tab stop, a row\. Up and Down arrows/);
+      expect(await page.locator('#timeline-keys').isVisible()).toBe(true);
+      await page.keyboard.press('ArrowUp');
+      expect(await rowPlace()).toBe(1);
+      await page.keyboard.press('ArrowDown');
+      expect(await rowPlace()).toBe(2);
+      // Said once, when the focus entered: not at every arrow key.
+      expect((await ax(page, ':focus')).description).toBe('');
+      await page.keyboard.press('PageDown');
+      expect(await rowPlace()).toBe(12);
+      await page.keyboard.press('PageUp');
+      expect(await rowPlace()).toBe(2);
+      const total = Number(await page.evaluate<string>("document.querySelector('#timeline > li').getAttribute('aria-setsize')"));
+      await page.keyboard.press('End');
+      expect(await rowPlace()).toBe(total);
+      expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
+      await page.keyboard.press('Home');
+      expect(await rowPlace()).toBe(1);
+      expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
+      // Down from the page's last row turns to the next page.
+      for (let i = 0; i < 19; i++) await page.keyboard.press('PageDown');
+      for (let i = 0; i < 9; i++) await page.keyboard.press('ArrowDown');
+      expect(await rowPlace()).toBe(200);
+      await page.keyboard.press('ArrowDown');
+      expect(await rowPlace()).toBe(201);
+      expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
+      // One Tab stop on the timeline, wherever the focus went.
+      expect(await page.evaluate("[...document.querySelectorAll('#timeline > li')].filter((li) => li.tabIndex === 0).length")).toBe(1);
 
-    // Enter on an archived row opens the compaction that archived it; Escape gives the focus back to the row.
-    await page.keyboard.press('Home');
-    await page.keyboard.press('ArrowDown');
-    expect(await page.evaluate("document.activeElement.classList.contains('archived')")).toBe(true);
-    await page.keyboard.press('Enter');
-    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
-    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
-    await page.keyboard.press('Escape');
-    await page.locator('#diff').waitFor({ state: 'detached' });
-    await waitInPage(page, "document.activeElement?.matches('#timeline > li') === true");
-    expect(await rowPlace()).toBe(2);
-    // Tab goes to the row's "archived by" link, then out of the timeline; Shift+Tab comes back the same way.
-    await page.keyboard.press('Tab');
-    expect((await ax(page, ':focus')).name).toBe(`archived by ${compactionIds[0].slice(0, 8)}…, compaction ${compactionIds[0]}`);
-    await page.keyboard.press('Tab');
-    expect((await focused(page)).inside).not.toContain('#timeline');
-    await page.keyboard.press('Shift+Tab');
-    expect((await ax(page, ':focus')).name).toMatch(/^archived by /);
-    await page.keyboard.press('Shift+Tab');
-    expect(await rowPlace()).toBe(2);
-    // Space does what Enter does.
-    await page.keyboard.press('Space');
-    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
-  });
+      // Enter on an archived row opens the compaction that archived it; Escape gives the focus back to the row.
+      await page.keyboard.press('Home');
+      await page.keyboard.press('ArrowDown');
+      expect(await page.evaluate("document.activeElement.classList.contains('archived')")).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
+      await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
+      await page.keyboard.press('Escape');
+      await page.locator('#diff').waitFor({ state: 'detached' });
+      await waitInPage(page, "document.activeElement?.matches('#timeline > li') === true");
+      expect(await rowPlace()).toBe(2);
+      // Tab goes to the row's "archived by" link, then out of the timeline; Shift+Tab comes back the same way.
+      await page.keyboard.press('Tab');
+      expect((await ax(page, ':focus')).name).toBe(`archived by ${compactionIds[0].slice(0, 8)}…, compaction ${compactionIds[0]}`);
+      await page.keyboard.press('Tab');
+      expect((await focused(page)).inside).not.toContain('#timeline');
+      await page.keyboard.press('Shift+Tab');
+      expect((await ax(page, ':focus')).name).toMatch(/^archived by /);
+      await page.keyboard.press('Shift+Tab');
+      expect(await rowPlace()).toBe(2);
+      // Space does what Enter does.
+      await page.keyboard.press('Space');
+      await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
+    },
+  );
 });

@@ -18,7 +18,7 @@ import type { SummaryRequest } from '@lib/compaction';
 import { ExtractiveSummarizer, type SummarizerOutcome } from '@lib/session';
 import { startService } from '../support/service-harness';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 const SESSION = 'bidi-audit';
 /** Stored text whose RIGHT-TO-LEFT OVERRIDE would show "evil" as "live". */
@@ -88,6 +88,10 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   let running = true;
   const compactionIds: string[] = [];
 
@@ -130,7 +134,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     if (harness) fs.rmSync(harness.dataDir, { recursive: true, force: true });
   });
 
-  it('shows a stored U+202E as a visible marker and the text in stored order, not reversed', async () => {
+  itInPage('shows a stored U+202E as a visible marker and the text in stored order, not reversed', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
     const row = page.locator('#timeline li[data-event="u1"] .preview');
     await row.waitFor();
@@ -146,7 +150,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(bodyText).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/);
   });
 
-  it('shows every invisible or format character of the documented set as a marker, emoji as they are', async () => {
+  itInPage('shows every invisible or format character of the documented set as a marker, emoji as they are', async () => {
     const expected = `a${HIDDEN.map((cp) => `⟨U+${cp.toString(16).toUpperCase().padStart(4, '0')}⟩`).join('a')}a`;
     expect(await page.locator('#timeline li[data-event="u2"] .preview').innerText()).toBe(expected);
     expect(await page.locator('#timeline li[data-event="a2"] .preview').innerText()).toBe(EMOJI);
@@ -155,7 +159,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(await page.locator('#timeline li[data-event="t1"] .preview').innerText()).toBe('look⟨U+200B⟩up: found ⟨U+202D⟩it');
   });
 
-  it('isolates a stored value: the page text after a Hebrew id stays after it', async () => {
+  itInPage('isolates a stored value: the page text after a Hebrew id stays after it', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[0]}`);
     await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
     const item = `#diff li[data-event="${HEBREW_ID}"] .muted`;
@@ -168,7 +172,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(after).toEqual([...after].sort((a, b) => a - b));
   });
 
-  it('heads the timeline with log entries, conversation events and decision events counted apart', async () => {
+  itInPage('heads the timeline with log entries, conversation events and decision events counted apart', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
     await page.locator('#timeline').waitFor();
     const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
@@ -183,30 +187,33 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(await page.locator('dl.facts').first().innerText()).toContain(`conversation events\n${summary!.eventCount}`);
   });
 
-  it('shows a recorded automatic noop (a policy that cannot be met): its reason and that the trigger still fires, in the list, the timeline and the facts', async () => {
-    const path = { sessionId: 'noop-audit' };
-    const policy = { strategy: { type: 'token-count', maxTokens: 1000 }, trigger: { type: 'token-count', threshold: 50 }, estimator: 'chars' } as const;
-    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] } });
-    let recorded: string | undefined;
-    for (let i = 0; i < 100 && !recorded; i++) {
-      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
-      recorded = data?.compactions[0]?.compactionId;
-      if (!recorded) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(recorded).toBeDefined();
-    await page.goto(`${harness.baseUrl}/ui#/s/noop-audit`);
-    await page.locator('#timeline').waitFor();
-    expect(await page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
-    expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
-      /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
-    );
-    expect(await page.locator('dl.facts').first().innerText()).toMatch(
-      /compactions\n0 compacted, 0 failed, 1 recorded noop \(1 in the list\)\s*trigger still fires/,
-    );
-  });
+  itInPage(
+    'shows a recorded automatic noop (a policy that cannot be met): its reason and that the trigger still fires, in the list, the timeline and the facts',
+    async () => {
+      const path = { sessionId: 'noop-audit' };
+      const policy = { strategy: { type: 'token-count', maxTokens: 1000 }, trigger: { type: 'token-count', threshold: 50 }, estimator: 'chars' } as const;
+      expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+      await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] } });
+      let recorded: string | undefined;
+      for (let i = 0; i < 100 && !recorded; i++) {
+        const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
+        recorded = data?.compactions[0]?.compactionId;
+        if (!recorded) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(recorded).toBeDefined();
+      await page.goto(`${harness.baseUrl}/ui#/s/noop-audit`);
+      await page.locator('#timeline').waitFor();
+      expect(await page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
+      expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
+        /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
+      );
+      expect(await page.locator('dl.facts').first().innerText()).toMatch(
+        /compactions\n0 compacted, 0 failed, 1 recorded noop \(1 in the list\)\s*trigger still fires/,
+      );
+    },
+  );
 
-  it('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {
+  itInPage('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {
     const path = { sessionId: 'failed-audit' };
     const events = ['a question', MODEL_DOWN, 'another question', 'another answer', 'a third question', 'a third answer'].map((text, i) => ({
       type: i % 2 ? 'assistant' : 'user',
@@ -223,7 +230,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(Number(ms?.replace(/,/g, ''))).toBeGreaterThanOrEqual(FAILING_AFTER_MS);
   });
 
-  it('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
+  itInPage('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
     const alert = page.locator('#diff-slot [role=alert]');
     await alert.waitFor();
@@ -237,7 +244,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(await page.locator('#compactions tbody tr').count()).toBe(2);
   });
 
-  it('with the service stopped, shows the failure in place with a Retry that works once it answers again', async () => {
+  itInPage('with the service stopped, shows the failure in place with a Retry that works once it answers again', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
     await page.locator('#timeline').waitFor();
     const timelineBefore = await page.locator('#timeline').innerText();

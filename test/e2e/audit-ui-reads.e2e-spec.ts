@@ -20,7 +20,7 @@
 import type { Browser, Page, Route } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 /** Sessions written for the list (more than one page of 100). */
 const LISTED = 102;
@@ -103,6 +103,10 @@ describeWithChromium('audit page in a browser: reads and units', () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
 
   const append = async (sessionId: string, events: object[], userId?: string) => {
     const { response } = await client.POST('/v1/sessions/{sessionId}/events', {
@@ -149,13 +153,15 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     await harness?.stop();
   });
 
-  it('opens a session of 130,000 log entries (no call-stack overflow in the chart)', async () => {
-    // The session's three routes answered inside the page (its fetch wrapped before the page's
-    // script runs: no 130,000 events written, no 10 MB sent over the browser's protocol): ten
-    // conversation events of 10 tokens, the rest entries of a type the timeline does not list,
-    // each a point of the chart. The log comes in one answer (the API's pages hold at most 1,000;
-    // the page reads on while nextRevision comes), so the page's gathering of pages meets 130,000 too.
-    const stub = `(() => {
+  itInPage(
+    'opens a session of 130,000 log entries (no call-stack overflow in the chart)',
+    async () => {
+      // The session's three routes answered inside the page (its fetch wrapped before the page's
+      // script runs: no 130,000 events written, no 10 MB sent over the browser's protocol): ten
+      // conversation events of 10 tokens, the rest entries of a type the timeline does not list,
+      // each a point of the chart. The log comes in one answer (the API's pages hold at most 1,000;
+      // the page reads on while nextRevision comes), so the page's gathering of pages meets 130,000 too.
+      const stub = `(() => {
       const sessionId = 'huge-stub', entries = ${HUGE}, at = '2026-01-01T00:00:00.000Z';
       const summary = { sessionId, userId: null, revision: String(entries - 1), lastPosition: String(entries - 1), eventCount: 10,
         windowEvents: 10, windowTokens: 100, estimator: 'cl100k_base', compactionCount: 0, failedCompactionCount: 0,
@@ -175,21 +181,23 @@ describeWithChromium('audit page in a browser: reads and units', () => {
         return realFetch(input, init);
       };
     })();`;
-    const stubbed = await browser.newPage({ viewport: PAGE_VIEWPORT });
-    try {
-      await stubbed.addInitScript({ content: stub });
-      await stubbed.goto(`${harness.baseUrl}/ui#/s/huge-stub`);
-      await stubbed.locator('#session-title, #page-error').first().waitFor({ timeout: 60_000 });
-      expect(await stubbed.locator('#page-error').count()).toBe(0);
-      expect(await stubbed.locator('#session-title').innerText()).toBe('huge-stub');
-      expect(await stubbed.locator('#timeline-heading').innerText()).toBe(
-        'Log timeline (130,000 log entries: 10 conversation events, 0 decision events, 129,990 other entries)',
-      );
-      expect(await stubbed.locator('#chart svg text').allTextContents()).toEqual(expect.arrayContaining(['100', 'revision (max 129999)']));
-    } finally {
-      await stubbed.close();
-    }
-  }, 90_000);
+      const stubbed = await browser.newPage({ viewport: PAGE_VIEWPORT });
+      try {
+        await stubbed.addInitScript({ content: stub });
+        await stubbed.goto(`${harness.baseUrl}/ui#/s/huge-stub`);
+        await stubbed.locator('#session-title, #page-error').first().waitFor({ timeout: 60_000 });
+        expect(await stubbed.locator('#page-error').count()).toBe(0);
+        expect(await stubbed.locator('#session-title').innerText()).toBe('huge-stub');
+        expect(await stubbed.locator('#timeline-heading').innerText()).toBe(
+          'Log timeline (130,000 log entries: 10 conversation events, 0 decision events, 129,990 other entries)',
+        );
+        expect(await stubbed.locator('#chart svg text').allTextContents()).toEqual(expect.arrayContaining(['100', 'revision (max 129999)']));
+      } finally {
+        await stubbed.close();
+      }
+    },
+    90_000,
+  );
 
   describe('a timeline of 130,000 real log entries', () => {
     let huge: Page;
@@ -217,7 +225,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await huge?.close();
     });
 
-    it('draws a bounded number of rows, counting all of them in the heading and the pager', async () => {
+    itInPage('draws a bounded number of rows, counting all of them in the heading and the pager', async () => {
       expect(await huge.locator('#page-error').count()).toBe(0);
       expect(await huge.locator('#timeline-heading').innerText()).toBe(
         `Log timeline (130,000 log entries: ${(129_610).toLocaleString('en-US')} conversation events, 390 decision events)`,
@@ -231,7 +239,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(await huge.locator('#compactions tbody tr').count()).toBe(HUGE / BLOCK);
     });
 
-    it('turns to the last rows: the last entry, shown as it was at the page’s revision', async () => {
+    itInPage('turns to the last rows: the last entry, shown as it was at the page’s revision', async () => {
       await huge.locator('#timeline-last').click();
       await huge.locator('#timeline li[data-event="e129999"]').waitFor();
       expect(await rowsShown()).toBeLessThanOrEqual(500);
@@ -246,7 +254,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(await huge.locator('#timeline-range').innerText()).toContain(`${ROWS.toLocaleString('en-US')} of ${ROWS.toLocaleString('en-US')} rows`);
     });
 
-    it('goes to a revision typed in (keyboard only), with the archived marks and compaction links of its rows', async () => {
+    itInPage('goes to a revision typed in (keyboard only), with the archived marks and compaction links of its rows', async () => {
       await huge.locator('#timeline-goto input[name=revision]').focus();
       await huge.keyboard.type('64250');
       await huge.keyboard.press('Enter');
@@ -285,7 +293,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(await rowsShown()).toBeLessThanOrEqual(500);
     });
 
-    it('turns to a compaction chosen in the compaction list, far from the rows on screen', async () => {
+    itInPage('turns to a compaction chosen in the compaction list, far from the rows on screen', async () => {
       await huge.locator('#timeline-first').click();
       await huge.locator('#timeline li[data-event="e0"]').waitFor();
       await huge.locator(`#compactions tr[data-compaction="${compactionOf(100)}"]`).click();
@@ -302,24 +310,28 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(await huge.locator(`#timeline li.summary[data-event="s100"]`).innerText()).toContain(`by ${compactionOf(100).slice(0, 8)}…`);
     });
 
-    it('keeps the timeline’s page when the page is read again', async () => {
-      await huge.locator('#timeline-goto input[name=revision]').fill('90000');
-      await huge.locator('#timeline-goto button[type=submit]').click();
-      await huge.locator('#timeline li.target[data-event="e90000"]').waitFor();
-      const range = await huge.locator('#timeline-range').innerText();
-      await huge.locator('#timeline').evaluate((list) => list.setAttribute('data-read-before', ''));
-      await huge.locator('#as-of a').click();
-      await huge.locator('#timeline:not([data-read-before])').waitFor({ timeout: 120_000 });
-      expect(await huge.locator('#timeline-range').innerText()).toBe(range);
-      expect(await huge.locator('#timeline li[data-event="e90000"]').count()).toBe(1);
-      // Still the compaction of the link, marked, though not on this page.
-      expect(huge.url()).toContain(`/c/${compactionOf(100)}`);
-      expect(await huge.locator('#compactions tr.selected').getAttribute('data-compaction')).toBe(compactionOf(100));
-    }, 150_000);
+    itInPage(
+      'keeps the timeline’s page when the page is read again',
+      async () => {
+        await huge.locator('#timeline-goto input[name=revision]').fill('90000');
+        await huge.locator('#timeline-goto button[type=submit]').click();
+        await huge.locator('#timeline li.target[data-event="e90000"]').waitFor();
+        const range = await huge.locator('#timeline-range').innerText();
+        await huge.locator('#timeline').evaluate((list) => list.setAttribute('data-read-before', ''));
+        await huge.locator('#as-of a').click();
+        await huge.locator('#timeline:not([data-read-before])').waitFor({ timeout: 120_000 });
+        expect(await huge.locator('#timeline-range').innerText()).toBe(range);
+        expect(await huge.locator('#timeline li[data-event="e90000"]').count()).toBe(1);
+        // Still the compaction of the link, marked, though not on this page.
+        expect(huge.url()).toContain(`/c/${compactionOf(100)}`);
+        expect(await huge.locator('#compactions tr.selected').getAttribute('data-compaction')).toBe(compactionOf(100));
+      },
+      150_000,
+    );
   });
 
   // ncimport A5: with ~2,400 sessions the header read "100 of 100 loaded" beside "Load more", as if 100 were all.
-  it('says how many sessions are loaded and whether more are there to load (the API gives pages, not a total)', async () => {
+  itInPage('says how many sessions are loaded and whether more are there to load (the API gives pages, not a total)', async () => {
     const expected = await allSessions();
     expect(expected.length).toBeGreaterThan(100);
     await openList();
@@ -336,7 +348,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await count.innerText()).toBe(`${expected.length} loaded, all listed`);
   });
 
-  it('lists each session once when "Load more" is clicked twice while its page is read', async () => {
+  itInPage('lists each session once when "Load more" is clicked twice while its page is read', async () => {
     const expected = await allSessions();
     expect(expected.length).toBeGreaterThan(100);
     await openList();
@@ -370,7 +382,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     }
   });
 
-  it('drops the unfiltered "Load more" page when a filter is applied while it is read', async () => {
+  itInPage('drops the unfiltered "Load more" page when a filter is applied while it is read', async () => {
     await openList();
     const held = gate();
     let moreAnswered!: () => void;
@@ -408,7 +420,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     }
   });
 
-  it('pages recall hits with "More hits", marks the first mention, and drops the answer of an earlier search', async () => {
+  itInPage('pages recall hits with "More hits", marks the first mention, and drops the answer of an earlier search', async () => {
     const sessionId = 'recall-pages';
     await append(sessionId, turns('r', 23, 'zephyr'));
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
@@ -457,7 +469,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
-  it('starts the search again from its first page, saying so, when "More hits" sends a cursor of another release (cursor_expired)', async () => {
+  itInPage('starts the search again from its first page, saying so, when "More hits" sends a cursor of another release (cursor_expired)', async () => {
     const sessionId = 'recall-upgraded';
     await append(sessionId, turns('u', 23, 'quokka'));
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
@@ -503,7 +515,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
-  it('shows one state per page load: the log and compactions cut at the summary’s revision while a writer goes on', async () => {
+  itInPage('shows one state per page load: the log and compactions cut at the summary’s revision while a writer goes on', async () => {
     const sessionId = 'live-audit';
     const path = { sessionId };
     const strategy = { type: 'sliding-window', maxEvents: 4 } as const;
@@ -580,7 +592,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await page.locator('#compactions tbody tr').count()).toBe(2);
   });
 
-  it('names the estimator of every token figure and draws the chart in one, naming the compactions counted in another', async () => {
+  itInPage('names the estimator of every token figure and draws the chart in one, naming the compactions counted in another', async () => {
     const sessionId = 'mixed-units';
     const path = { sessionId };
     await append(sessionId, turns('A', 6), 'ivy');
@@ -642,7 +654,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(sides[1]).toMatch(/^After: [\d,]+ chars, \d+ events/);
   });
 
-  it('says which session it is reading while it reads, the page on screen staying until the answer', async () => {
+  itInPage('says which session it is reading while it reads, the page on screen staying until the answer', async () => {
     const sessionId = 'slow-to-read';
     await append(sessionId, turns('s', 2));
     await openList();

@@ -15,7 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import type { Summarizer, SummarizerOutcome } from '@lib/session';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 const SESSION = 'spend-audit';
 
@@ -46,6 +46,10 @@ describeWithChromium('audit page: summarizer cost as recorded', () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
@@ -76,14 +80,14 @@ describeWithChromium('audit page: summarizer cost as recorded', () => {
     return page.locator('#diff dl.facts').innerText();
   };
 
-  it('says a call whose usage was not reported is of unknown tokens, never 0 tokens', async () => {
+  itInPage('says a call whose usage was not reported is of unknown tokens, never 0 tokens', async () => {
     const facts = await openCompaction(0);
     expect(await page.locator('#summarizer-figures').innerText()).toBe('gpt-cfg: 1 call, its usage not reported (tokens unknown)');
     expect(facts).not.toMatch(/\b0 prompt/);
     expect(await page.locator('#answered-models').innerText()).toBe('no model named by the replies');
   });
 
-  it('says a retried pass’s retries and which of its calls reported the tokens; names the answering model and the summary over its budget', async () => {
+  itInPage('says a retried pass’s retries and which of its calls reported the tokens; names the answering model and the summary over its budget', async () => {
     await openCompaction(1);
     expect(await page.locator('#summarizer-figures').innerText()).toBe(
       "gpt-cfg: 2 calls (1 retry), 400 prompt + 40 completion tokens reported; 1 call's usage not reported (tokens unknown)",
@@ -97,7 +101,7 @@ describeWithChromium('audit page: summarizer cost as recorded', () => {
     expect(await page.locator('#summary-budget').innerText()).toBe(`summary ${budget.summaryTokens} of ${budget.tokens} cl100k_base over budget, kept whole`);
   });
 
-  it('shows the session’s summarizer spend and names its compaction counts as the list counts them', async () => {
+  itInPage('shows the session’s summarizer spend and names its compaction counts as the list counts them', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
     await page.locator('#compactions').waitFor();
     expect(await page.locator('#summarizer-spend dd').innerText()).toBe(
@@ -108,7 +112,7 @@ describeWithChromium('audit page: summarizer cost as recorded', () => {
   });
 
   // ncsupport F9: the list read `2` and a `1 failed` badge ("2, of which 1 failed"?).
-  it('names the compaction counts in the session list as the session page does', async () => {
+  itInPage('names the compaction counts in the session list as the session page does', async () => {
     await page.goto(`${harness.baseUrl}/ui#/`);
     const cell = page.locator(`#sessions tr[data-session="${SESSION}"] td`).nth(4);
     await cell.waitFor();

@@ -17,7 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { Schemas, SessionServiceClient } from '@lib/client';
 import { EXTRACTIVE_SUMMARIZER_MODEL } from '@lib/compaction';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 import { ControlledSummarizer } from '../support/service-harness';
 
 const SESSION = 'sup-customer';
@@ -30,6 +30,10 @@ describeWithChromium('audit page for a support engineer', () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   let compaction: Schemas['CompactionHistoryItem'];
   let log: Schemas['LogPage'];
 
@@ -105,43 +109,48 @@ describeWithChromium('audit page for a support engineer', () => {
   };
 
   // ncsupport F2: recall was only on a session page, "this session only" ticked and not said.
-  it('searches every session from the session list, with the kind and archived filters; a session page says when it searched that session only', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.locator('#sessions').waitFor();
-    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
-    await page.locator('#recall input[name=recall]').fill('travel insurance');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'searched in every session' }).waitFor();
-    const hits = () => page.locator('#recall-results li[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
-    // The customer's session (its summary kept the fact too), not the other one.
-    expect(new Set(await hits())).toEqual(new Set(['c0-5', 'late-6', compaction.summary!.id]));
-    // Archived only: the fact the compaction archived.
-    await page.locator('#recall-archived').selectOption('true');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'archived only' }).waitFor();
-    expect(await hits()).toEqual(['c0-5']);
-    expect(await page.locator('#recall-status').innerText()).toBe('1 hit, all shown (searched in every session, archived only)');
-    // Summaries only: is the fact in a summary?
-    await page.locator('#recall-archived').selectOption('');
-    await page.locator('#recall-type').selectOption('summary');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'summaries only' }).waitFor();
-    expect(await hits()).toEqual([compaction.summary!.id]);
-    await page.locator('#recall-type').selectOption('');
-    // On another session's page, "this session only" is ticked: said before and after the search.
-    await page.goto(`${harness.baseUrl}/ui#/s/${OTHER}`);
-    await page.locator('#timeline li').first().waitFor();
-    expect(await page.locator('#recall-scope').innerText()).toContain('Searches this session only');
-    await page.locator('#recall input[name=recall]').fill('travel insurance');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'no hit' }).waitFor();
-    expect(await page.locator('#recall-status').innerText()).toBe('no hit (searched in this session only): untick "this session only" to search every session');
-    await page.locator('#recall input[name=thisSession]').uncheck();
-    expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
-  });
+  itInPage(
+    'searches every session from the session list, with the kind and archived filters; a session page says when it searched that session only',
+    async () => {
+      await page.goto(`${harness.baseUrl}/ui#/`);
+      await page.locator('#sessions').waitFor();
+      expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+      await page.locator('#recall input[name=recall]').fill('travel insurance');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'searched in every session' }).waitFor();
+      const hits = () => page.locator('#recall-results li[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+      // The customer's session (its summary kept the fact too), not the other one.
+      expect(new Set(await hits())).toEqual(new Set(['c0-5', 'late-6', compaction.summary!.id]));
+      // Archived only: the fact the compaction archived.
+      await page.locator('#recall-archived').selectOption('true');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'archived only' }).waitFor();
+      expect(await hits()).toEqual(['c0-5']);
+      expect(await page.locator('#recall-status').innerText()).toBe('1 hit, all shown (searched in every session, archived only)');
+      // Summaries only: is the fact in a summary?
+      await page.locator('#recall-archived').selectOption('');
+      await page.locator('#recall-type').selectOption('summary');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'summaries only' }).waitFor();
+      expect(await hits()).toEqual([compaction.summary!.id]);
+      await page.locator('#recall-type').selectOption('');
+      // On another session's page, "this session only" is ticked: said before and after the search.
+      await page.goto(`${harness.baseUrl}/ui#/s/${OTHER}`);
+      await page.locator('#timeline li').first().waitFor();
+      expect(await page.locator('#recall-scope').innerText()).toContain('Searches this session only');
+      await page.locator('#recall input[name=recall]').fill('travel insurance');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'no hit' }).waitFor();
+      expect(await page.locator('#recall-status').innerText()).toBe(
+        'no hit (searched in this session only): untick "this session only" to search every session',
+      );
+      await page.locator('#recall input[name=thisSession]').uncheck();
+      expect(await page.locator('#recall-scope').innerText()).toBe('Searches every session of the tenant.');
+    },
+  );
 
   // ncsupport F8: after Forget or a refused key the title and the announcer still named the session; the refused key stayed.
-  it('"Forget API key" and a refused key leave no session id in the title or the announcer, and no refused key in storage', async () => {
+  itInPage('"Forget API key" and a refused key leave no session id in the title or the announcer, and no refused key in storage', async () => {
     const keyed = await startListeningService({ env: { API_KEYS: 'sup-key-1a2b3c4d:tenantA' } });
     const tab = await browser.newPage();
     try {
@@ -176,7 +185,7 @@ describeWithChromium('audit page for a support engineer', () => {
   });
 
   // ncsupport F6: the details said "trigger after: met" for triggerStillFires false.
-  it('says "no longer fires" in a compaction\'s details when the API says its trigger no longer fires, with a tooltip that fits', async () => {
+  itInPage('says "no longer fires" in a compaction\'s details when the API says its trigger no longer fires, with a tooltip that fits', async () => {
     const path = { sessionId: 'sup-trigger' };
     const events = Array.from({ length: 12 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of a talk` }));
     await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events } });
@@ -197,7 +206,7 @@ describeWithChromium('audit page for a support engineer', () => {
 
   // ncverify52 1: the details did not say which version of the stored policy a pass applied (the API's
   // from and policyRevision); 4: an extractive pass read "1 call, 0 prompt + 0 completion tokens reported".
-  it("names the policy revision a pass applied, linked to the policy event's row; an extractive summarizer's pass spent no tokens", async () => {
+  itInPage("names the policy revision a pass applied, linked to the policy event's row; an extractive summarizer's pass spent no tokens", async () => {
     const sessionId = 'sup-policy';
     const path = { sessionId };
     const turns = (round: number) =>
@@ -257,67 +266,73 @@ describeWithChromium('audit page for a support engineer', () => {
   });
 
   // ncsupport F3: a hit had no link to its row, a summary none to its compaction, and its time no clock named.
-  it('links each recall hit to its timeline row (its revision named), a summary to the compaction that wrote it, and names the clock of its time', async () => {
-    await openSession();
-    await page.locator('#recall input[name=recall]').fill('travel insurance');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
-    const hit = (id: string) => page.locator(`#recall-results li[data-event="${id}"]`);
-    const fact = revisionOf('c0-5');
-    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe(`revision ${fact}`);
-    expect(await hit('c0-5').locator('a.row-link').getAttribute('href')).toBe(`#/s/${SESSION}/e/c0-5`);
-    expect(await hit('c0-5').innerText()).toContain('client time 2026-01-01 09:00:00.000 UTC');
-    const booked = log.events.find((e) => e.eventId === 'late-6')!;
-    expect(await hit('late-6').innerText()).toContain(`recorded ${booked.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
-    const writer = hit(compaction.summary!.id).locator('a.written-by');
-    expect(await writer.getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
-    // The row link goes to the row on this page, and opens the window at its revision.
-    await hit('c0-5').locator('a.row-link').click();
-    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
-    await page.locator('#window-at-heading', { hasText: `Window at revision ${fact}` }).waitFor();
-    expect(await page.locator('#timeline-goto-status').innerText()).toContain(`went to event c0-5, revision ${fact}`);
-    // From the session list (every session): the row link opens the session on that row; the time says its clock may be either.
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.locator('#sessions').waitFor();
-    await page.locator('#recall input[name=recall]').fill('travel insurance');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
-    expect(await hit('c0-5').innerText()).toContain("created (client's time, else recorded) 2026-01-01 09:00:00.000 UTC");
-    expect(await hit('c0-5').locator('a.row-link').innerText()).toBe('its row');
-    await hit('c0-5').locator('a.row-link').click();
-    await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
-    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
-  });
+  itInPage(
+    'links each recall hit to its timeline row (its revision named), a summary to the compaction that wrote it, and names the clock of its time',
+    async () => {
+      await openSession();
+      await page.locator('#recall input[name=recall]').fill('travel insurance');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+      const hit = (id: string) => page.locator(`#recall-results li[data-event="${id}"]`);
+      const fact = revisionOf('c0-5');
+      expect(await hit('c0-5').locator('a.row-link').innerText()).toBe(`revision ${fact}`);
+      expect(await hit('c0-5').locator('a.row-link').getAttribute('href')).toBe(`#/s/${SESSION}/e/c0-5`);
+      expect(await hit('c0-5').innerText()).toContain('client time 2026-01-01 09:00:00.000 UTC');
+      const booked = log.events.find((e) => e.eventId === 'late-6')!;
+      expect(await hit('late-6').innerText()).toContain(`recorded ${booked.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+      const writer = hit(compaction.summary!.id).locator('a.written-by');
+      expect(await writer.getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+      // The row link goes to the row on this page, and opens the window at its revision.
+      await hit('c0-5').locator('a.row-link').click();
+      await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+      await page.locator('#window-at-heading', { hasText: `Window at revision ${fact}` }).waitFor();
+      expect(await page.locator('#timeline-goto-status').innerText()).toContain(`went to event c0-5, revision ${fact}`);
+      // From the session list (every session): the row link opens the session on that row; the time says its clock may be either.
+      await page.goto(`${harness.baseUrl}/ui#/`);
+      await page.locator('#sessions').waitFor();
+      await page.locator('#recall input[name=recall]').fill('travel insurance');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-status', { hasText: 'all shown' }).waitFor();
+      expect(await hit('c0-5').innerText()).toContain("created (client's time, else recorded) 2026-01-01 09:00:00.000 UTC");
+      expect(await hit('c0-5').locator('a.row-link').innerText()).toBe('its row');
+      await hit('c0-5').locator('a.row-link').click();
+      await page.locator('#timeline li.target[data-event="c0-5"]').waitFor();
+      expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+    },
+  );
 
   // ncsupport F1: "Go to revision" only outlined a row; the window at that revision was shown nowhere.
-  it('shows the window at the revision gone to: its events, the summary in its place, its tokens; and as the OpenAI messages the model receives', async () => {
-    await openSession();
-    const at = revisionOf('late-6');
-    await goToRevision(at);
-    const events = await windowAt(at, 'events');
-    expect(await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).toEqual(
-      events.events!.map((e) => e.id),
-    );
-    const summaryRow = page.locator(`#window-at-list li.summary[data-event="${compaction.summary!.id}"]`);
-    expect(await summaryRow.innerText()).toContain(compaction.summary!.text.slice(0, 40));
-    expect(await summaryRow.locator('a').getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
-    expect(await page.locator('#window-at-status').innerText()).toContain(`${events.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
-    // What the model receives: the system message first, the summary as a user + assistant pair, the tool call and its result.
-    await page.locator('#window-at-format input[value=openai]').check();
-    await page.locator('#window-at-list li[data-role]').first().waitFor();
-    const openai = await windowAt(at, 'openai');
-    const roles = await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
-    expect(roles).toEqual(openai.messages!.map((m) => m.role));
-    expect(roles[0]).toBe('system');
-    expect(roles.slice(1, 3)).toEqual(['user', 'assistant']);
-    expect(await page.locator('#window-at-list li').nth(2).innerText()).toContain(compaction.summary!.text.slice(0, 40));
-    expect(await page.locator('#window-at-status').innerText()).toContain(`${openai.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
-    // Named for screen readers: a region with its heading, the list a named scroll box.
-    expect(await page.locator('#window-at-list').getAttribute('aria-label')).toBe(`Window at revision ${at}: the OpenAI messages`);
-    expect(await page.locator('#window-at').getAttribute('aria-labelledby')).toBe('window-at-heading');
-  });
+  itInPage(
+    'shows the window at the revision gone to: its events, the summary in its place, its tokens; and as the OpenAI messages the model receives',
+    async () => {
+      await openSession();
+      const at = revisionOf('late-6');
+      await goToRevision(at);
+      const events = await windowAt(at, 'events');
+      expect(await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).toEqual(
+        events.events!.map((e) => e.id),
+      );
+      const summaryRow = page.locator(`#window-at-list li.summary[data-event="${compaction.summary!.id}"]`);
+      expect(await summaryRow.innerText()).toContain(compaction.summary!.text.slice(0, 40));
+      expect(await summaryRow.locator('a').getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
+      expect(await page.locator('#window-at-status').innerText()).toContain(`${events.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+      // What the model receives: the system message first, the summary as a user + assistant pair, the tool call and its result.
+      await page.locator('#window-at-format input[value=openai]').check();
+      await page.locator('#window-at-list li[data-role]').first().waitFor();
+      const openai = await windowAt(at, 'openai');
+      const roles = await page.locator('#window-at-list li').evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
+      expect(roles).toEqual(openai.messages!.map((m) => m.role));
+      expect(roles[0]).toBe('system');
+      expect(roles.slice(1, 3)).toEqual(['user', 'assistant']);
+      expect(await page.locator('#window-at-list li').nth(2).innerText()).toContain(compaction.summary!.text.slice(0, 40));
+      expect(await page.locator('#window-at-status').innerText()).toContain(`${openai.tokens.toLocaleString('en-US')} ${compaction.estimator}`);
+      // Named for screen readers: a region with its heading, the list a named scroll box.
+      expect(await page.locator('#window-at-list').getAttribute('aria-label')).toBe(`Window at revision ${at}: the OpenAI messages`);
+      expect(await page.locator('#window-at').getAttribute('aria-labelledby')).toBe('window-at-heading');
+    },
+  );
 
-  it('marks the timeline as of the revision gone to: an event still in the window then is not marked archived', async () => {
+  itInPage('marks the timeline as of the revision gone to: an event still in the window then is not marked archived', async () => {
     await openSession();
     const row = page.locator('#timeline li[data-event="c0-5"]');
     expect(await row.getAttribute('class')).toContain('archived');
@@ -338,7 +353,7 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await row.locator('.archived-by').isVisible()).toBe(true);
   });
 
-  it('"Go to time" shows the window right after the event the time resolved to, naming its store time', async () => {
+  itInPage('"Go to time" shows the window right after the event the time resolved to, naming its store time', async () => {
     await openSession();
     const last = log.events.find((e) => e.eventId === 'late-6')!;
     await page.locator('#timeline-goto-time input[name=time]').fill(last.recordedAt);
@@ -350,7 +365,7 @@ describeWithChromium('audit page for a support engineer', () => {
   });
 
   // ncsupport F7: the header named the mode only; with tenant B's key a tenant A session said "does not exist", no key named.
-  it('names the key in use in the header by its last 4 characters (never the whole key), and adds it to a "does not exist" answer', async () => {
+  itInPage('names the key in use in the header by its last 4 characters (never the whole key), and adds it to a "does not exist" answer', async () => {
     const [keyA, keyB] = ['sup-key-1a2b3c4d', 'sup-key-9z8y7x6w'];
     const keyed = await startListeningService({ env: { API_KEYS: `${keyA}:tenantA,${keyB}:tenantB` } });
     const tab = await browser.newPage();
@@ -395,7 +410,7 @@ describeWithChromium('audit page for a support engineer', () => {
   });
 
   // The full run's /ui tests timed out on a race: a key stored while /health answered slowly was removed by the prompt.
-  it('uses a key stored while /health is still answering and keeps it: the first read does not prompt over it', async () => {
+  itInPage('uses a key stored while /health is still answering and keeps it: the first read does not prompt over it', async () => {
     const key = 'sup-key-5e6f7a8b';
     const keyed = await startListeningService({ env: { API_KEYS: `${key}:tenantA` } });
     const tab = await browser.newPage();
@@ -425,7 +440,7 @@ describeWithChromium('audit page for a support engineer', () => {
   });
 
   // ncsupport F10: "based on revision 18" beside "Before: … (revision 22)" was not explained.
-  it('explains "based on revision" of a pass re-based onto appends made while its summarizer ran, and marks them in Before', async () => {
+  itInPage('explains "based on revision" of a pass re-based onto appends made while its summarizer ran, and marks them in Before', async () => {
     const summarizer = new ControlledSummarizer();
     const held = await startListeningService({ summarizer });
     try {

@@ -12,7 +12,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 import { dateTimeFix } from '../../apps/session-service/src/http/request-schemas';
 
 /** Events per append: two appends make more rows than one timeline page (200), so the pager shows. */
@@ -23,6 +23,10 @@ describeWithChromium('audit page in a browser: go to a time', () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   const sessionId = 'ui-at-time';
   let recorded: Map<string, string>;
 
@@ -47,7 +51,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await harness?.stop();
   });
 
-  it('turns to the last event recorded at or before the time, naming its revision and recorded time', async () => {
+  itInPage('turns to the last event recorded at or before the time, naming its revision and recorded time', async () => {
     const last = String(PER_APPEND - 1);
     expect(recorded.get(last)! < recorded.get(String(PER_APPEND))!).toBe(true);
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
@@ -62,7 +66,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     expect(status).toBe(`revision ${last}, recorded ${recorded.get(last)!.replace('T', ' ').replace('Z', ' UTC')}`);
   });
 
-  it("shows the service's refusal in place for a time before the session's first event", async () => {
+  itInPage("shows the service's refusal in place for a time before the session's first event", async () => {
     const before = new Date(Date.parse(recorded.get('0')!) - 1).toISOString();
     await page.locator('#timeline-goto-time input[name=time]').fill(before);
     await page.locator('#timeline-goto-time button[type=submit]').click();
@@ -86,7 +90,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     return page.locator('#timeline-time-status').innerText();
   };
 
-  it('answers a time the box cannot send with what to type in the box, not how to encode a query string', async () => {
+  itInPage('answers a time the box cannot send with what to type in the box, not how to encode a query string', async () => {
     const hint = (typed: string) =>
       `atTime: "${typed}" is not a date-time the service reads: type it with its date, time and zone, e.g. 2026-01-31T12:00:00Z (UTC) or 2026-01-31T17:30:00+05:30 (type the "+" itself) (400 validation_failed)`;
     // The service's message for these names no fault but says to send "+" as %2B (the query string's): the box sends a typed "+" itself.
@@ -104,7 +108,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-time-status', { hasText: `revision ${2 * PER_APPEND - 1}, recorded` }).waitFor();
   });
 
-  it("shows the service's advice on what to fix in the time typed, with or without an offset, its + as typed in the box", async () => {
+  itInPage("shows the service's advice on what to fix in the time typed, with or without an offset, its + as typed in the box", async () => {
     // An impossible day with an offset: the service's own advice (dateTimeFix, the one rule), not the box's general hint.
     expect(await ask('2026-02-30T10:00:00+02:00')).toBe(
       'atTime: must be an ISO-8601 date-time: there is no day 30 in February 2026 (it has 28 days) (e.g. 2026-02-28T10:00:00+02:00) (400 validation_failed)',
@@ -127,7 +131,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     expect(await page.locator('#timeline li.target').count()).toBe(0);
   });
 
-  it('marks no row for an event written after the page was read: says so, and reading again goes to its row', async () => {
+  itInPage('marks no row for an event written after the page was read: says so, and reading again goes to its row', async () => {
     // One append's events share their recorded time: it goes to the append's last.
     await page.locator('#timeline-goto-time input[name=time]').fill(recorded.get(String(PER_APPEND - 1))!);
     await page.locator('#timeline-goto-time button[type=submit]').click();

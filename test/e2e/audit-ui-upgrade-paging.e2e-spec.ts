@@ -17,7 +17,7 @@
 import type { Browser, Page, Route } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 /** A keyset cursor of list `list` in a format version this release does not write (another release's). */
 const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') =>
@@ -41,6 +41,10 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   /** The long session (more than one timeline page) and its compaction. */
   const LONG = 'ua-long';
   let compactionId: string;
@@ -86,7 +90,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await harness?.stop();
   });
 
-  it('starts the session list again from its first page, saying so, when "Load more" sends another release\'s cursor', async () => {
+  itInPage('starts the session list again from its first page, saying so, when "Load more" sends another release\'s cursor', async () => {
     const asked: string[] = [];
     const firstPage = /\/v1\/sessions\?limit=100&estimator=cl100k_base$/;
     await page.route(firstPage, withOtherReleaseCursor('sessions', asked), { times: 1 });
@@ -105,7 +109,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(asked).toHaveLength(1);
   });
 
-  it("reads the compaction history again from its first page, saying so, when a page sends another release's cursor", async () => {
+  itInPage("reads the compaction history again from its first page, saying so, when a page sends another release's cursor", async () => {
     const asked: string[] = [];
     const firstPage = /\/compactions\?limit=100&minPosition=\d+$/;
     await page.route(firstPage, withOtherReleaseCursor('compactions', asked), { times: 1 });
@@ -121,30 +125,33 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (1)');
   });
 
-  it("shows a compaction from a replica of an older release (no recordedAt in its history items) at its `at`, named as that replica's clock", async () => {
-    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: LONG, compactionId } } });
-    const at = data!.at;
-    const asked: string[] = [];
-    await page.route(
-      /\/compactions\?limit=100&minPosition=\d+$/,
-      async (route) => {
-        asked.push(route.request().url());
-        const response = await route.fetch();
-        const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
-        await route.fulfill({ response, json: { ...body, compactions: body.compactions.map(({ recordedAt: _dropped, ...older }) => older) } });
-      },
-      { times: 1 },
-    );
-    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
-    await page.locator('#compactions tbody tr').or(page.locator('#page-error')).first().waitFor();
-    expect(await page.locator('#page-error').count()).toBe(0);
-    expect(asked).toHaveLength(1);
-    const time = page.locator('#compactions tbody tr td.recorded time');
-    expect(await time.getAttribute('datetime')).toBe(new Date(Date.parse(at)).toISOString());
-    expect(await time.getAttribute('title')).toBe(`compaction at (the deciding replica's clock: this replica's release gives no store time): ${at}`);
-  });
+  itInPage(
+    "shows a compaction from a replica of an older release (no recordedAt in its history items) at its `at`, named as that replica's clock",
+    async () => {
+      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: LONG, compactionId } } });
+      const at = data!.at;
+      const asked: string[] = [];
+      await page.route(
+        /\/compactions\?limit=100&minPosition=\d+$/,
+        async (route) => {
+          asked.push(route.request().url());
+          const response = await route.fetch();
+          const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
+          await route.fulfill({ response, json: { ...body, compactions: body.compactions.map(({ recordedAt: _dropped, ...older }) => older) } });
+        },
+        { times: 1 },
+      );
+      await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
+      await page.locator('#compactions tbody tr').or(page.locator('#page-error')).first().waitFor();
+      expect(await page.locator('#page-error').count()).toBe(0);
+      expect(asked).toHaveLength(1);
+      const time = page.locator('#compactions tbody tr td.recorded time');
+      expect(await time.getAttribute('datetime')).toBe(new Date(Date.parse(at)).toISOString());
+      expect(await time.getAttribute('title')).toBe(`compaction at (the deciding replica's clock: this replica's release gives no store time): ${at}`);
+    },
+  );
 
-  it('links a recall hit\'s "archived by" to that compaction\'s details, named with its full id and reached by the keyboard', async () => {
+  itInPage('links a recall hit\'s "archived by" to that compaction\'s details, named with its full id and reached by the keyboard', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
     await page.locator('#timeline').waitFor();
     await page.locator('#recall input[name=recall]').fill('wombat ORD-0');
@@ -163,7 +170,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
   });
 
-  it('offers "Go to revision" and "Go to time" on a timeline of one page', async () => {
+  itInPage('offers "Go to revision" and "Go to time" on a timeline of one page', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/ua-small`);
     await page.locator('#timeline').waitFor();
     expect(await page.locator('#timeline-pages').isHidden()).toBe(true);
@@ -174,7 +181,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await waitInPage(page, "document.activeElement?.matches('#timeline li.target[aria-current=location]')");
   });
 
-  it('marks one row at a time aria-current: the row gone to, else the selected compaction’s', async () => {
+  itInPage('marks one row at a time aria-current: the row gone to, else the selected compaction’s', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${LONG}/c/${compactionId}`);
     const marker = page.locator(`#timeline li[data-compaction="${compactionId}"]`);
     await marker.waitFor();
@@ -197,7 +204,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(await marker.getAttribute('aria-current')).toBe('true');
   });
 
-  it('lists the erasures in their own view, without content, reached from the header', async () => {
+  itInPage('lists the erasures in their own view, without content, reached from the header', async () => {
     const asked: string[] = [];
     await page.route(/\/v1\/erasures\?limit=100$/, withOtherReleaseCursor('erasures', asked), { times: 1 });
     await page.goto(`${harness.baseUrl}/ui#/`);
@@ -228,7 +235,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(await page.locator('main').innerText()).not.toContain('Question 0');
   });
 
-  it('says when an erased session was erased instead of a bare "not found"', async () => {
+  itInPage('says when an erased session was erased instead of a bare "not found"', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${GONE}`);
     await page.locator('#session-erased').or(page.locator('#page-error')).first().waitFor();
     expect(await page.locator('#page-error').count()).toBe(0);
@@ -241,7 +248,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
   });
 
   // ncuiaudit A4: the page of a session id written again started at revision 6 without saying why.
-  it('says which revisions of a session id written again were erased, and when (from GET /v1/erasures)', async () => {
+  itInPage('says which revisions of a session id written again were erased, and when (from GET /v1/erasures)', async () => {
     const REBORN = 'ua-reborn';
     const utc = (iso: string) => iso.replace('T', ' ').replace('Z', ' UTC');
     const erase = async () => (await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: REBORN } } })).data!.erasedAt;

@@ -15,7 +15,7 @@ import type { Schemas, SessionServiceClient } from '@lib/client';
 import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
 import { TAU_BENCH_FILE } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
@@ -26,6 +26,10 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
   let client: SessionServiceClient;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
@@ -57,7 +61,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     await harness?.stop();
   });
 
-  it('without a key shows a clear prompt and no data', async () => {
+  itInPage('without a key shows a clear prompt and no data', async () => {
     await page.goto(`${harness.baseUrl}/ui`);
     await page.locator('#key-prompt').waitFor();
     expect(await page.locator('#key-prompt').innerText()).toContain('This service needs an API key. Enter one of');
@@ -65,7 +69,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(await page.content()).not.toContain(SESSION);
   });
 
-  it('finds the session, opens its timeline, shows the second compaction’s diff with the archived events and the summary', async () => {
+  itInPage('finds the session, opens its timeline, shows the second compaction’s diff with the archived events and the summary', async () => {
     await page.locator('#key-prompt input[name=apiKey]').fill(KEY);
     await page.locator('#key-prompt button[type=submit]').click();
     await page.locator('#sessions').waitFor();
@@ -92,7 +96,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(await page.locator('#summary-text').innerText()).toContain(second!.summary!.text.slice(0, 80));
   });
 
-  it('runs a recall search that finds an archived fact', async () => {
+  itInPage('runs a recall search that finds an archived fact', async () => {
     const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
     const archivedUser = log!.events.find((e) => e.kind === 'user' && e.archived);
     const words = String((archivedUser!.data as { event: { text: string } }).event.text)
@@ -113,7 +117,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
   });
 
-  it('forgetting the key on a session page takes the tenant’s data off the screen and shows the key prompt', async () => {
+  itInPage('forgetting the key on a session page takes the tenant’s data off the screen and shows the key prompt', async () => {
     await page.goto(`${harness.baseUrl}/ui#/`);
     await page.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
@@ -163,7 +167,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       await zoned?.close();
     });
 
-    it('the timeline shows each log entry’s recorded time, and the client’s createdAt beside it when that is another instant', async () => {
+    itInPage('the timeline shows each log entry’s recorded time, and the client’s createdAt beside it when that is another instant', async () => {
       await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
       await zoned.locator('#timeline li').first().waitFor();
       const rows = log.events.filter((e) => e.type !== 'EventsArchived');
@@ -187,7 +191,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     // ncaudit56 F1: the list and the details showed `at` (the deciding replica's clock, read before
     // the append), the marker the store's recorded time: typed into "Go to time", the listed time
     // opened the window before the compaction.
-    it('the compaction list, the facts and the diff show the whole date and time in UTC: the store’s recorded time, as the timeline marker', async () => {
+    itInPage('the compaction list, the facts and the diff show the whole date and time in UTC: the store’s recorded time, as the timeline marker', async () => {
       const recorded = log.events.find((e) => e.revision === item.revision)!;
       expect([recorded.compactionId, recorded.recordedAt]).toEqual([item.compactionId, item.recordedAt]);
       await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
@@ -217,7 +221,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       expect(text.match(/\d\d:\d\d:\d\d/g)!.length).toBe(text.match(new RegExp(DATE_TIME, 'g'))!.length);
     });
 
-    it('a recall hit shows its event’s time', async () => {
+    itInPage('a recall hit shows its event’s time', async () => {
       await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
       await zoned.locator('#recall input[name=recall]').fill('clocks moved');
       await zoned.locator('#recall button[type=submit]').click();
@@ -226,7 +230,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       expect(await hit.innerText()).toContain('2026-03-08 07:30:00.123 UTC');
     });
 
-    it('the session list shows the last activity’s date and time in UTC', async () => {
+    itInPage('the session list shows the last activity’s date and time in UTC', async () => {
       await zoned.goto(`${harness.baseUrl}/ui#/`);
       const cell = zoned.locator(`#sessions tr[data-session="${sessionId}"] td`).last();
       await cell.waitFor();
@@ -234,7 +238,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     });
   });
 
-  it('in open mode lists the sessions without asking for a key', async () => {
+  itInPage('in open mode lists the sessions without asking for a key', async () => {
     const open = await startListeningService();
     try {
       await open

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
 const KEY = 'hardening-key-tenant-a';
 
@@ -63,6 +63,10 @@ describeWithChromium('the audit page and Swagger UI in a browser under their pol
   let harness: ClientHarness;
   let browser: Browser;
   let page: Page;
+  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
+  const itInPage = itRerunOnRendererCrash(async () => {
+    page = await replacePage(browser, page);
+  });
   let evil: http.Server;
   let evilUrl: string;
 
@@ -87,7 +91,7 @@ describeWithChromium('the audit page and Swagger UI in a browser under their pol
     await harness?.stop();
   });
 
-  it('a page of another origin framing /ui shows none of it (Chromium reports the refusal)', async () => {
+  itInPage('a page of another origin framing /ui shows none of it (Chromium reports the refusal)', async () => {
     const violations = collectCspViolations(page);
     await page.goto(evilUrl);
     await page.locator('h1').waitFor();
@@ -99,7 +103,7 @@ describeWithChromium('the audit page and Swagger UI in a browser under their pol
     expect(violations.join('\n')).toMatch(/frame-ancestors/);
   });
 
-  it('/ui asks for the key and lists the sessions, with no CSP violation', async () => {
+  itInPage('/ui asks for the key and lists the sessions, with no CSP violation', async () => {
     const violations = collectCspViolations(page);
     await page.goto(`${harness.baseUrl}/ui/`);
     await page.locator('#key-prompt input[name=apiKey]').fill(KEY);
@@ -110,7 +114,7 @@ describeWithChromium('the audit page and Swagger UI in a browser under their pol
     expect(violations).toEqual([]);
   });
 
-  it('/docs renders Swagger UI with its styles and no CSP violation', async () => {
+  itInPage('/docs renders Swagger UI with its styles and no CSP violation', async () => {
     const violations = collectCspViolations(page);
     await page.goto(`${harness.baseUrl}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor();
