@@ -8,12 +8,11 @@
  * commanded compactions by every strategy, an automatic policy), on SQLite and on PostgreSQL (a
  * database of its own; skipped when none answers). In-process services, a few seconds each.
  */
-import * as fs from 'node:fs';
 import fc from 'fast-check';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
 import { CompactionDiffSchema, CompactionHistoryItemSchema, CompactionHistoryPageSchema } from '../../apps/session-service/src/http/response-schemas';
 import { AutoCompactionScheduler } from '@lib/session';
-import { startService, useService, type Harness } from '../support/service-harness';
+import { usePostgresService, useService, type Harness } from '../support/service-harness';
 
 jest.setTimeout(120_000);
 
@@ -127,16 +126,6 @@ describe('a compaction’s recordedAt and time travel by time (SQLite)', () => {
 });
 
 describeUnlessSkipped(postgresUnavailableReason(), 'a compaction’s recordedAt and time travel by time (PostgreSQL)', () => {
-  let db: TestDatabase;
-  let service: Harness;
-  beforeAll(async () => {
-    db = await createTestDatabase('compaction_recorded_at');
-    service = await startService({ env: { DATABASE_URL: db.url } });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await db?.drop();
-    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
-  });
+  const service = usePostgresService('compaction_recorded_at');
   property('rtpg', () => service);
 });

@@ -13,9 +13,9 @@
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import type request from 'supertest';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
 import { cursorJson, cursorText, forgedFields, forgedValue } from '../../libs/session/src/read-side/testing/forged-cursors';
-import { startService, type Harness } from '../support/service-harness';
+import { startService, usePostgresService, type Harness } from '../support/service-harness';
 
 jest.setTimeout(120_000);
 
@@ -217,17 +217,7 @@ describe('forged cursors on every paging route (SQLite)', () => {
 });
 
 describeUnlessSkipped(postgresUnavailableReason(), 'forged cursors on every paging route (PostgreSQL)', () => {
-  let db: TestDatabase;
-  let service: Harness;
-  beforeAll(async () => {
-    db = await createTestDatabase('forged_cursors');
-    service = await startService({ env: { DATABASE_URL: db.url } });
-    await seed(service);
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await db?.drop();
-    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
-  });
+  const service = usePostgresService('forged_cursors');
+  beforeAll(() => seed(service));
   forgedCursorProperties(() => service);
 });

@@ -7,9 +7,8 @@
  * sync missed sessions whose time was already older than T when they became visible.
  * Runtime: about 10 s (one service starts; 300 appends and the polls).
  */
-import * as fs from 'node:fs';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresService } from '../support/service-harness';
 
 const SESSIONS = 300;
 const WRITERS = 10;
@@ -20,17 +19,9 @@ interface ListAnswer {
 }
 
 describeUnlessSkipped(postgresUnavailableReason(), 'an updatedSince sync on PostgreSQL', () => {
-  let db: TestDatabase;
-  let service: Harness;
+  const service = usePostgresService('updated_since');
   beforeAll(async () => {
-    db = await createTestDatabase('updated_since');
-    service = await startService({ env: { DATABASE_URL: db.url } });
     await service.http().get('/v1/sessions').expect(200);
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await db?.drop();
-    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
   });
 
   /** Every page of `GET /v1/sessions?userId=…&updatedSince=since`, newest activity first. */

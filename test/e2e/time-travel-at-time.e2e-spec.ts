@@ -7,10 +7,9 @@
  * refuses, are 400 with what to fix.
  * Runtime: a few seconds (in-process services; PostgreSQL skipped when none answers).
  */
-import * as fs from 'node:fs';
 import { Client } from 'pg';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { startService, useService, type Harness } from '../support/service-harness';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresService, useService, type Harness } from '../support/service-harness';
 
 jest.setTimeout(60_000);
 
@@ -180,17 +179,7 @@ describe('time travel by time (SQLite)', () => {
 });
 
 describeUnlessSkipped(postgresUnavailableReason(), 'time travel by time (PostgreSQL)', () => {
-  let db: TestDatabase;
-  let service: Harness;
-  beforeAll(async () => {
-    db = await createTestDatabase('window_at_time');
-    service = await startService({ env: { DATABASE_URL: db.url } });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await db?.drop();
-    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
-  });
+  const service = usePostgresService('window_at_time');
   examples(() => service);
 
   // The server's clock stepping back 1 s between two appends, as `created`'s default gives it
@@ -205,7 +194,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'time travel by time (Postgre
       .post('/v1/sessions/at-step/events')
       .send({ events: [user('s1')] })
       .expect(201);
-    const sql = new Client({ connectionString: db.url });
+    const sql = new Client({ connectionString: service.db.url });
     await sql.connect();
     try {
       await sql.query(`ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp() - interval '1 second'`);

@@ -10,6 +10,7 @@ import type { SummaryRequest } from '@lib/compaction';
 import { loadServiceConfig, type ServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { SessionProjector, type Summarizer, type SummarizerOutcome } from '@lib/session';
+import { createTestDatabase, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 
 /** A running service plus helpers. */
 export interface Harness {
@@ -167,4 +168,40 @@ export function useService(options: HarnessOptions | (() => HarnessOptions) = {}
       await start();
     },
   };
+}
+
+/** The service of {@link usePostgresService}: a {@link ServiceInUse} plus the database it runs on. */
+export interface PostgresServiceInUse extends ServiceInUse {
+  /** The test database the service stores its events in (`db.url` for a client of the test's own). */
+  readonly db: TestDatabase;
+}
+
+/**
+ * {@link useService} on a PostgreSQL database of its own. Registers in the enclosing `describe`:
+ * - a `beforeAll` that creates the empty database `<dbName>_<random hex>` on the test server
+ *   ({@link createTestDatabase}: `POSTGRES_TEST_URL`, default the shared server at 127.0.0.1:5432),
+ *   then starts the service with `DATABASE_URL` set to it (and `options`, as for {@link useService},
+ *   on a new temporary data directory unless `options.dataDir` is given);
+ * - `afterAll`s that stop the service and remove its temporary data directory, then drop the
+ *   database (`WITH (FORCE)`), whatever of that the `beforeAll` got to create.
+ * It does not skip by itself: call it inside `describeUnlessSkipped(postgresUnavailableReason(), …)`,
+ * which prints one line and skips the block when no PostgreSQL answers, except with `CI` set, where
+ * an unreachable server fails the tests. Hooks declared after the call run after the service started.
+ * The returned harness and its `db` are usable inside tests or later hooks only.
+ */
+export function usePostgresService(dbName: string, options: HarnessOptions = {}): PostgresServiceInUse {
+  let db: TestDatabase | null = null;
+  const database = (): TestDatabase => {
+    if (!db)
+      throw new Error(`usePostgresService: no database ${dbName} yet: it is created in beforeAll (unless that failed); use it inside a test or a later hook`);
+    return db;
+  };
+  beforeAll(async () => {
+    db = await createTestDatabase(dbName);
+  });
+  const service = useService(() => ({ ...options, env: { ...options.env, DATABASE_URL: database().url } }));
+  afterAll(async () => {
+    await db?.drop();
+  });
+  return Object.defineProperties(service, { db: { get: database, enumerable: true } }) as PostgresServiceInUse;
 }
