@@ -4,7 +4,8 @@
  * (as some tools and spreadsheets paste a UUID) answered 404 compaction_not_found, while recall's
  * `compactionId` filter, which lower-cases it, found the compaction. UUIDs are case-insensitive on
  * input (RFC 9562 §4): every route now reads a compaction id in any case and answers it as stored,
- * in lower case.
+ * in lower case. A path id that is not a UUID at all is still 404 compaction_not_found, its
+ * message saying so, in the words recall's filter uses for it (400).
  */
 import * as fs from 'node:fs';
 import { startService, type Harness } from '../support/service-harness';
@@ -67,5 +68,24 @@ describe('compaction ids in any letter case', () => {
     const other = compactionId.replace(/^./, (c) => (c === '0' ? '1' : '0')).toUpperCase();
     const res = await http().get(`/v1/sessions/case-s/compactions/${other}/diff`).expect(404);
     expect(res.body).toMatchObject({ code: 'compaction_not_found', message: `session "case-s" has no compaction "${other}"` });
+  });
+
+  // The path answered 404 as for any unknown id, recall's filter 400 saying ids are UUIDs (newcomer F4):
+  // the 404 stays (documented), its message now says the id is not even a UUID.
+  it.each([
+    ['the compaction', '/v1/sessions/case-s/compactions/not-a-uuid'],
+    ['its diff', '/v1/sessions/case-s/compactions/not-a-uuid/diff'],
+    ['the compaction, a UUID one character short', `/v1/sessions/case-s/compactions/${'0'.repeat(8)}-0000-0000-0000-00000000000`],
+  ])('given a path id that is not a UUID, then %s answers 404 compaction_not_found saying it is no compaction id', async (_name, path) => {
+    const id = path.split('/')[5];
+    const res = await http().get(path).expect(404);
+    expect(res.body).toEqual({
+      code: 'compaction_not_found',
+      message:
+        `session "case-s" has no compaction "${id}": it is not a compaction id: compaction ids are UUIDs such as ` +
+        '"0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit',
+    });
+    const filter = await http().get(`/v1/recall?q=zqcase&compactionId=${id}`).expect(400);
+    expect(filter.body.message).toBe(`compactionId: is not a compaction id: ${res.body.message.split(': it is not a compaction id: ')[1]}`);
   });
 });

@@ -2,14 +2,15 @@
  * The OpenAPI document's request schemas are as strict as the service (newcomer ncpolyglot A3): a
  * path `sessionId` carries the rule recall's `sessionId` filter carries (a value the document
  * allows is not refused with 400 `invalid_session_id`, one it refuses is), event and message ids
- * their lengths, and revision parameters their 64-bit range as text.
+ * their lengths, and revision parameters their 64-bit range as text. The identity filters, and
+ * only they, are declared non-empty, as the service refuses them empty.
  */
 import { useServedOpenApiDocument } from '../support/served-openapi-document';
 
 jest.setTimeout(30_000);
 
 type Schema = Record<string, unknown> & { pattern?: string; maxLength?: number; minLength?: number; anyOf?: Schema[] };
-type Parameter = { in: string; name: string; schema: Schema };
+type Parameter = { in: string; name: string; required?: boolean; description?: string; schema: Schema };
 type Document = { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: unknown }>>; components: { schemas: Record<string, Schema> } };
 
 describe('request rules in the OpenAPI document', () => {
@@ -67,6 +68,47 @@ describe('request rules in the OpenAPI document', () => {
       .post('/v1/sessions/ids/events')
       .send({ events: [{ id: 'x'.repeat(256), type: 'user', text: 'x' }] })
       .expect(201);
+  });
+
+  // Newcomer F2: an identity filter left out widens a read to the whole tenant, so one sent empty is refused;
+  // every other optional query parameter sent empty counts as absent (README "Empty query parameters").
+  it('declares minLength 1 on exactly the identity filters, which the service refuses empty; it takes every other optional parameter empty as absent', async () => {
+    const http = () => harness.http();
+    await http()
+      .post('/v1/sessions/rules-empty/events')
+      .send({ events: [0, 1, 2].map((i) => ({ type: 'user', text: `zqempty ${i}` })), userId: 'u1' })
+      .expect(201);
+    const compaction = await http()
+      .post('/v1/sessions/rules-empty/compactions')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 1 } })
+      .expect(200);
+    const paths: Record<string, string> = { sessionId: 'rules-empty', compactionId: (compaction.body as { compactionId: string }).compactionId };
+    const identity: string[] = [];
+    let others = 0;
+    for (const [route, methods] of Object.entries(served.document().paths)) {
+      const parameters = methods.get?.parameters ?? [];
+      const url = route.replace(/\{(\w+)\}/g, (_, name: string) => paths[name]);
+      const required = Object.fromEntries(parameters.filter((p) => p.in === 'query' && p.required).map((p) => [p.name, 'zqempty']));
+      for (const p of parameters.filter((p) => p.in === 'query' && !p.required)) {
+        const empty = await http().get(url).query(required).query(`${p.name}=`);
+        if (p.schema.minLength === 1) {
+          identity.push(`${route} ${p.name}`);
+          expect({ route, name: p.name, status: empty.status, message: empty.body.message, description: p.description }).toEqual({
+            route,
+            name: p.name,
+            status: 400,
+            message: expect.stringMatching(new RegExp(`^${p.name}: is empty: give .*, or leave the parameter out to `)),
+            description: expect.stringMatching(/not empty \(\w+= is refused, 400\): leave it out to /),
+          });
+        } else {
+          others++;
+          const absent = await http().get(url).query(required);
+          expect({ route, name: p.name, status: empty.status, body: empty.body }).toEqual({ route, name: p.name, status: 200, body: absent.body });
+        }
+      }
+    }
+    expect(identity.sort()).toEqual(['/v1/recall compactionId', '/v1/recall sessionId', '/v1/recall userId', '/v1/sessions userId']);
+    expect(others).toBeGreaterThan(25);
   });
 
   it('declares revision parameters as 64-bit text past 2^53 − 1', () => {

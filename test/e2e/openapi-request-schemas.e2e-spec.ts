@@ -3,8 +3,10 @@
  * F4): each input below is checked with Ajv (strict mode) against the schema the served document
  * gives for it, as a client or fuzzer generated from the document would, and sent to the same
  * service. A refused input (`limit=0`, a revision past 2^63 − 1, a date-time in year 0000 once in
- * UTC, a compaction id that is no UUID (a UUID in upper case is one: taken), an OpenAI message field the service does not keep, a text
- * past MAX_TEXT_LENGTH, 33 trigger members, an empty name) fails both; a boundary input the service
+ * UTC, a compaction id that is no UUID (a UUID in upper case is one: taken), an identity filter
+ * sent empty (recall's `sessionId=`, `userId=`, `compactionId=`, the session list's `userId=`), an
+ * OpenAI message field the service does not keep, a text past MAX_TEXT_LENGTH, 33 trigger members,
+ * an empty name) fails both; a boundary input the service
  * takes (`limit` 1 and its maximum, revision 9223372036854775807, 32 trigger members, a text of
  * MAX_TEXT_LENGTH) passes both. Every parameter and body schema compiles under Ajv's strict mode.
  */
@@ -97,6 +99,15 @@ describe('request schemas in the OpenAPI document refuse what the service refuse
       answer: invalid,
     },
     { name: 'minPosition of 19 nines', ...query('/v1/sessions', 'minPosition', '9999999999999999999'), answer: invalid },
+    // An identity filter sent empty widens nothing: refused by the document (minLength 1) and, since newcomer F2, by the service.
+    {
+      name: 'recall sessionId=""',
+      ...query('/v1/recall', 'sessionId', '', '/v1/recall', { q: 'turn' }),
+      answer: { status: 400, code: 'invalid_session_id' },
+    },
+    { name: 'recall userId=""', ...query('/v1/recall', 'userId', '', '/v1/recall', { q: 'turn' }), answer: invalid },
+    { name: 'recall compactionId=""', ...query('/v1/recall', 'compactionId', '', '/v1/recall', { q: 'turn' }), answer: invalid },
+    { name: 'session list userId=""', ...query('/v1/sessions', 'userId', ''), answer: invalid },
     {
       name: 'atRevision 2^63',
       ...query('/v1/sessions/{sessionId}/window', 'atRevision', PAST_MAX_REVISION, `/v1/sessions/${SESSION}/window`),

@@ -3,8 +3,9 @@
  * …/policy` answers it and accepts it back as it is (read-only fields ignored), which sets the same
  * policy and writes nothing. One null rule for the policy's optional fields (null counts as absent:
  * trigger fires always, estimator cl100k_base). Query strings: an optional parameter sent empty
- * (`cursor=`) counts as absent on every route, and a date-time whose unencoded `+` arrived as a
- * space is told to send it as `%2B`. In-process service, about 2 s.
+ * (`cursor=`) counts as absent on every route, but an identity filter (recall's `sessionId`,
+ * `userId`, `compactionId`, the session list's `userId`) sent empty is refused 400, and a date-time
+ * whose unencoded `+` arrived as a space is told to send it as `%2B`. In-process service, about 2 s.
  */
 import { useService } from '../support/service-harness';
 import { SessionPolicySchema } from '../../apps/session-service/src/http/response-schemas';
@@ -122,14 +123,102 @@ describe('policy API: one representation, one null rule; query strings', () => {
 
     it.each([
       ['recall', '/v1/recall?q=reservation&cursor=', '/v1/recall?q=reservation'],
+      [
+        'recall, every paging and shaping parameter',
+        '/v1/recall?q=reservation&sessionId=q1&cursor=&limit=&type=&archived=&from=&to=&minPosition=',
+        '/v1/recall?q=reservation&sessionId=q1',
+      ],
       ['session list', '/v1/sessions?cursor=&limit=', '/v1/sessions'],
+      ['session list, every other parameter', '/v1/sessions?updatedSince=&updatedBefore=&estimator=&minPosition=', '/v1/sessions'],
+      ['session summary', '/v1/sessions/q1?estimator=&minPosition=', '/v1/sessions/q1'],
+      ['policy', '/v1/sessions/q1/policy?minPosition=', '/v1/sessions/q1/policy'],
       ['compaction history', '/v1/sessions/q1/compactions?cursor', '/v1/sessions/q1/compactions'],
+      ['compaction history, every parameter', '/v1/sessions/q1/compactions?cursor=&limit=&minPosition=', '/v1/sessions/q1/compactions'],
+      ['erasure list', '/v1/erasures?cursor=&limit=&minPosition=', '/v1/erasures'],
       ['log', '/v1/sessions/q1/events?fromRevision=&limit=&minPosition=', '/v1/sessions/q1/events'],
       ['window', '/v1/sessions/q1/window?atRevision=&format=&estimator=', '/v1/sessions/q1/window'],
+      ['window, atTime and minPosition', '/v1/sessions/q1/window?atTime=&minPosition=', '/v1/sessions/q1/window'],
+      ['recall, an empty occurrence among several', '/v1/recall?q=reservation&archived=&archived=true', '/v1/recall?q=reservation&archived=true'],
     ])('%s: an optional parameter sent empty counts as absent (the first page, the default)', async (_name, empty, absent) => {
       const a = await http().get(empty).expect(200);
       const b = await http().get(absent).expect(200);
       expect(a.body).toEqual(b.body);
+    });
+
+    it('counts an empty compaction or diff minPosition as absent', async () => {
+      const { compactions } = (await http().get('/v1/sessions/q1/compactions').expect(200)).body as { compactions: Array<{ compactionId: string }> };
+      const item = `/v1/sessions/q1/compactions/${compactions[0].compactionId}`;
+      expect((await http().get(`${item}?minPosition=`).expect(200)).body).toEqual((await http().get(item).expect(200)).body);
+      expect((await http().get(`${item}/diff?minPosition=`).expect(200)).body).toEqual((await http().get(`${item}/diff`).expect(200)).body);
+    });
+
+    // An identity filter left out widens the read to the whole tenant: sent empty (most likely an empty
+    // variable, ?sessionId=${sid}) it is refused, with the code a malformed value of it gets (newcomer F2).
+    it.each([
+      [
+        'recall sessionId',
+        '/v1/recall?q=reservation&sessionId=',
+        'sessionId',
+        'invalid_session_id',
+        'give a session id, or leave the parameter out to search every session of the tenant',
+      ],
+      [
+        'recall sessionId, no "="',
+        '/v1/recall?q=reservation&sessionId',
+        'sessionId',
+        'invalid_session_id',
+        'give a session id, or leave the parameter out to search every session of the tenant',
+      ],
+      [
+        'recall sessionId, an empty occurrence among several',
+        '/v1/recall?q=reservation&sessionId=&sessionId=q1',
+        'sessionId',
+        'invalid_session_id',
+        'give a session id, or leave the parameter out to search every session of the tenant',
+      ],
+      [
+        'recall userId',
+        '/v1/recall?q=reservation&userId=&cursor=',
+        'userId',
+        'validation_failed',
+        'give a user id, or leave the parameter out to search the sessions of every user of the tenant',
+      ],
+      [
+        'recall compactionId',
+        '/v1/recall?q=reservation&compactionId=',
+        'compactionId',
+        'validation_failed',
+        'give a compaction id (a UUID), or leave the parameter out to search events whichever compaction archived them, if any',
+      ],
+      [
+        'session list userId',
+        '/v1/sessions?userId=&limit=',
+        'userId',
+        'validation_failed',
+        'give a user id, or leave the parameter out to list the sessions of every user of the tenant',
+      ],
+      [
+        'session list userId, an empty occurrence among several',
+        '/v1/sessions?userId=u1&userId=',
+        'userId',
+        'validation_failed',
+        'give a user id, or leave the parameter out to list the sessions of every user of the tenant',
+      ],
+    ])('%s sent empty: 400 naming it and what to do, not every session of the tenant', async (_name, path, parameter, code, fix) => {
+      const res = await http().get(path).expect(400);
+      expect(res.body).toMatchObject({ code, parameter, message: `${parameter}: is empty: ${fix}` });
+    });
+
+    it('refuses an empty identity filter with the code a malformed value of it gets', async () => {
+      for (const [malformed, empty] of [
+        ['/v1/recall?q=reservation&sessionId=a%20b', '/v1/recall?q=reservation&sessionId='],
+        [`/v1/recall?q=reservation&userId=${'u'.repeat(257)}`, '/v1/recall?q=reservation&userId='],
+        ['/v1/recall?q=reservation&compactionId=nope', '/v1/recall?q=reservation&compactionId='],
+        [`/v1/sessions?userId=${'u'.repeat(257)}`, '/v1/sessions?userId='],
+      ]) {
+        const [a, b] = [await http().get(malformed).expect(400), await http().get(empty).expect(400)];
+        expect({ empty, code: b.body.code, parameter: b.body.parameter }).toEqual({ empty, code: a.body.code, parameter: a.body.parameter });
+      }
     });
 
     it('still refuses a required parameter sent empty (recall q=)', async () => {

@@ -1756,7 +1756,7 @@ const CASES: BadRequest[] = [
     path: `${S}/compactions/${'c'.repeat(10_000)}`,
     status: 404,
     code: 'compaction_not_found',
-    mentions: /^session "known" has no compaction "c{64}…" \(10000 characters\)$/,
+    mentions: /^session "known" has no compaction "c{64}…" \(10000 characters\): it is not a compaction id: compaction ids are UUIDs such as /,
   },
   {
     name: 'diff: a 10,000-character compaction id is repeated bounded',
@@ -1764,7 +1764,7 @@ const CASES: BadRequest[] = [
     path: `${S}/compactions/${'d'.repeat(10_000)}/diff`,
     status: 404,
     code: 'compaction_not_found',
-    mentions: /^session "known" has no compaction "d{64}…" \(10000 characters\)$/,
+    mentions: /^session "known" has no compaction "d{64}…" \(10000 characters\): it is not a compaction id: compaction ids are UUIDs such as /,
   },
   {
     name: 'a 10,000-character query parameter name is repeated bounded',

@@ -2471,7 +2471,7 @@ export interface operations {
             query: {
                 /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
                 archived?: boolean | string;
-                /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
+                /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it; not empty (compactionId= is refused, 400): leave it out to search events whichever compaction archived them, if any */
                 compactionId?: string;
                 /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search */
                 cursor?: string;
@@ -2483,13 +2483,13 @@ export interface operations {
                 minPosition?: number | string;
                 /** @description the words to search for, every one must occur: 1 to 1000 characters (Unicode code points); a word is searched when it holds a letter, a digit or an emoji (a whole grapheme cluster: flags, keycaps such as #️⃣, subdivision flags, ZWJ sequences), others are not searched */
                 q: string;
-                /** @description only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
+                /** @description only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true); not empty (sessionId= is refused, 400): leave it out to search every session of the tenant */
                 sessionId?: string;
                 /** @description only events created before this time (ISO-8601; an offset's + sent as %2B; after from) */
                 to?: string;
                 /** @description only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary */
                 type?: "user" | "assistant" | "tool" | "system" | "summary";
-                /** @description only hits of the sessions this user owns (the userId their appends named) */
+                /** @description only hits of the sessions this user owns (the userId their appends named); not empty (userId= is refused, 400): leave it out to search the sessions of every user of the tenant */
                 userId?: string;
             };
             header?: {
@@ -2858,7 +2858,7 @@ export interface operations {
                 updatedBefore?: string;
                 /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;
-                /** @description only sessions of this user */
+                /** @description only sessions of this user; not empty (userId= is refused, 400): leave it out to list the sessions of every user of the tenant */
                 userId?: string;
             };
             header?: {

@@ -58,7 +58,15 @@ describe('errors repeating a client value', () => {
   });
 
   it('repeats a short value whole', () => {
-    expect(new CompactionNotFoundError('s1', 'c1').message).toBe('session "s1" has no compaction "c1"');
+    const uuid = '5dd76afd-8c70-5120-973c-2e236778c02c';
+    expect(new CompactionNotFoundError('s1', uuid).message).toBe(`session "s1" has no compaction "${uuid}"`);
+    expect(new CompactionNotFoundError('s1', uuid.toUpperCase()).message).toBe(`session "s1" has no compaction "${uuid.toUpperCase()}"`);
+  });
+
+  it('says so of an id that is not even a UUID (newcomer F4)', () => {
+    expect(new CompactionNotFoundError('s1', 'c1').message).toBe(
+      'session "s1" has no compaction "c1": it is not a compaction id: compaction ids are UUIDs such as "0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit',
+    );
   });
 });
 

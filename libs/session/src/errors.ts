@@ -5,6 +5,7 @@
  * {@link quoteInput} (at most 64 characters of it).
  */
 import { quoteInput } from '@lib/compaction';
+import { COMPACTION_ID_FORM, COMPACTION_ID_PATTERN } from './domain/compaction-id-case';
 import type { SummarizerIdentity } from './events/session-stream-events';
 
 /** Every code a {@link SessionError} can carry (stable, documented in the README). */
@@ -242,11 +243,16 @@ export function withDiscardedSummarizerCalls<E extends SessionError>(err: E, dis
   return refused;
 }
 
-/** The session has no compaction with this id. */
+/**
+ * The session has no compaction with this id: `session "s1" has no compaction "…"`; for an id that
+ * is not even a UUID ({@link COMPACTION_ID_PATTERN}) the message adds so, with
+ * {@link COMPACTION_ID_FORM} (`…: it is not a compaction id: compaction ids are UUIDs such as …`).
+ */
 export class CompactionNotFoundError extends SessionError {
   readonly code = 'compaction_not_found';
   constructor(sessionId: string, compactionId: string) {
-    super(`session ${quoteInput(sessionId)} has no compaction ${quoteInput(compactionId)}`);
+    const notAnId = COMPACTION_ID_PATTERN.test(compactionId) ? '' : `: it is not a compaction id: ${COMPACTION_ID_FORM}`;
+    super(`session ${quoteInput(sessionId)} has no compaction ${quoteInput(compactionId)}${notAnId}`);
   }
 }
 

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { LENGTH_UNIT, MAX_CURSOR_LENGTH } from '@lib/session';
 import { dateTimeParam, integerInRange, revisionText } from './request-schemas';
+import { identityFilter } from './validate';
 
 const position = revisionText().describe(
   "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
@@ -25,12 +26,15 @@ const cursor = z
 
 /** `GET /v1/sessions`. */
 export const sessionListQuery = z.strictObject({
-  userId: z
-    .string()
-    .min(1, { message: 'must not be empty' })
-    .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
-    .optional()
-    .describe('only sessions of this user'),
+  userId: identityFilter(
+    z
+      .string()
+      .min(1, { message: 'must not be empty' })
+      .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
+      .optional()
+      .describe('only sessions of this user'),
+    { give: 'a user id', without: 'list the sessions of every user of the tenant' },
+  ),
   updatedSince: dateTimeParam().optional().describe("only sessions active at or after this time (ISO-8601; an offset's + sent as %2B)"),
   updatedBefore: dateTimeParam()
     .optional()

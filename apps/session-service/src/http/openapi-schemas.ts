@@ -13,6 +13,7 @@ import { clientIdText, integerRangeOf, MAX_TOOL_CALLS_PER_EVENT, NULL_REFUSED_FI
 import { named, schemaRef, STRATEGY_PARAMETER_MEANINGS, TriggerSchema } from './response-schemas';
 import { booleanQueryJsonSchema, isBooleanQueryParam } from './boolean-query-param';
 import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
+import { identityFilterAdvice } from './validate';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
@@ -245,10 +246,11 @@ function integerQueryParameter(json: Record<string, unknown>, range: { minimum: 
 /**
  * The JSON Schema of a zod query schema (a strict object of text parameters) as the OpenAPI
  * document gives it: an integer parameter is an integer or its text ({@link integerQueryParameter}),
- * a boolean one a boolean or its text ({@link booleanQueryJsonSchema}), the others as zod renders them.
+ * a boolean one a boolean or its text ({@link booleanQueryJsonSchema}), an identity filter
+ * (`identityFilter`) gets `minLength` 1 and says it is refused empty, the others as zod renders them.
  */
 export function queryParametersJsonSchema(schema: z.ZodType): { properties?: Record<string, Record<string, unknown>>; required?: string[] } {
-  return z.toJSONSchema(schema, {
+  const json = z.toJSONSchema(schema, {
     unrepresentable: 'any',
     io: 'input',
     override: (ctx) => {
@@ -260,6 +262,16 @@ export function queryParametersJsonSchema(schema: z.ZodType): { properties?: Rec
       Object.assign(node, rewritten);
     },
   }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  // An identity filter sent empty is refused, where other optional parameters count as absent (README "Empty query parameters").
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+  for (const [name, property] of Object.entries(json.properties ?? {})) {
+    const advice = identityFilterAdvice(shape[name]);
+    if (!advice) continue;
+    property.minLength = 1;
+    const said = typeof property.description === 'string' ? `${property.description}; ` : '';
+    property.description = `${said}not empty (${name}= is refused, 400): leave it out to ${advice.without}`;
+  }
+  return json;
 }
 
 /**

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { emptyOptionalsAsAbsent, validateQuery } from './validate';
+import { emptyFilterMessage, emptyOptionalsAsAbsent, identityFilter, identityFilterAdvice, validateQuery } from './validate';
 import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './request-schemas';
 import { compactionListQuery, sessionListQuery } from './history-query-schemas';
 import { InvalidQueryError } from '../../../../libs/session/src/read-side/invalid-query-error';
+import type { InvalidRequestError } from '@lib/session';
 import { decodeKeysetCursor } from '../../../../libs/session/src/read-side/keyset-cursor';
 import { encodeRecallCursor } from '../../../../libs/session/src/read-side/recall-cursor';
 import { utcExactTime } from '../../../../libs/session/src/domain/utc-time-text';
@@ -22,6 +23,45 @@ describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts 
     expect(validateQuery(schema, { q: 'a', cursor: '' })).toEqual({ q: 'a' });
     expect(() => validateQuery(schema, { q: '', cursor: '' })).toThrow('q: give a word');
     expect(() => validateQuery(schema, { q: 'a', other: '' })).toThrow(/unknown query parameter "other"/);
+  });
+});
+
+describe('emptyOptionalsAsAbsent: an identity filter sent empty is refused, not absent (newcomer F2)', () => {
+  const advice = { give: 'a session id', without: 'search every session of the tenant' };
+  const schema = z.strictObject({ q: z.string(), sessionId: identityFilter(z.string().optional(), advice), cursor: z.string().optional() });
+  const refusal = (query: Record<string, unknown>, codes?: Record<string, 'invalid_session_id'>) => {
+    try {
+      validateQuery(schema, query, codes);
+    } catch (error) {
+      const { code, parameter, message } = error as InvalidRequestError;
+      return { code, parameter, message };
+    }
+    return undefined;
+  };
+  const message = 'sessionId: is empty: give a session id, or leave the parameter out to search every session of the tenant';
+
+  it('refuses it alone or among several occurrences, with the code a malformed value of it gets; the others stay absent', () => {
+    expect(refusal({ q: 'a', sessionId: '', cursor: '' })).toEqual({ code: 'validation_failed', parameter: 'sessionId', message });
+    expect(refusal({ q: 'a', sessionId: ['', 's1'] }, { sessionId: 'invalid_session_id' })).toEqual({
+      code: 'invalid_session_id',
+      parameter: 'sessionId',
+      message,
+    });
+    expect(refusal({ q: 'a', sessionId: ['s1', 's2'] })).toMatchObject({ message: 'sessionId: is given 2 times: send it once' });
+    expect(validateQuery(schema, { q: 'a', sessionId: 's1', cursor: '' })).toEqual({ q: 'a', sessionId: 's1' });
+  });
+
+  it('marks the shared definition, so a copy .describe() makes is one too; the service marks exactly its four filters', () => {
+    expect(identityFilterAdvice(schema.shape.sessionId.describe('x'))).toBe(advice);
+    expect(identityFilterAdvice(schema.shape.cursor)).toBeUndefined();
+    const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+    const marked = (shape: Record<string, unknown>) => Object.keys(shape).filter((name) => identityFilterAdvice(shape[name]));
+    expect(marked(recallQuery.shape)).toEqual(['sessionId', 'userId', 'compactionId']);
+    expect(marked(sessionListQuery.shape)).toEqual(['userId']);
+    expect(marked(compactionListQuery.shape)).toEqual([]);
+    expect(emptyFilterMessage('userId', identityFilterAdvice(sessionListQuery.shape.userId)!)).toBe(
+      'userId: is empty: give a user id, or leave the parameter out to list the sessions of every user of the tenant',
+    );
   });
 });
 

@@ -9,6 +9,8 @@ import {
   clientIdProblem,
   clientTimeInRange,
   codePointLength,
+  COMPACTION_ID_FORM,
+  COMPACTION_ID_PATTERN,
   inexactJsonNumberAt,
   isExactJsonNumber,
   INEXACT_JSON_NUMBER_RULE,
@@ -28,6 +30,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { booleanQueryParam } from './boolean-query-param';
 import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
 import { decimalRangePattern } from './decimal-range-pattern';
+import { identityFilter } from './validate';
 
 /**
  * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the
@@ -578,16 +581,11 @@ export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 /** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
 export const SESSION_ID_RULE = 'use 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..")';
 
-/**
- * Compaction ids (recall's `compactionId` filter): UUIDs, as every compaction id is derived
- * (`compactionIdFor`), in any case (the letters are spelled out rather than a flag, so the
- * OpenAPI document, which takes the source, says so too).
- */
-export const COMPACTION_ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** Compaction ids (recall's `compactionId` filter, the compaction paths): UUIDs in any case (`COMPACTION_ID_PATTERN` of the domain). */
+export { COMPACTION_ID_PATTERN };
 
 /** What to fix in a recall `compactionId` that does not match {@link COMPACTION_ID_PATTERN}. */
-export const COMPACTION_ID_RULE =
-  'is not a compaction id: compaction ids are UUIDs such as "0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit';
+export const COMPACTION_ID_RULE = `is not a compaction id: ${COMPACTION_ID_FORM}`;
 
 /**
  * The refusal of more than `max` (`MAX_EVENTS_PER_REQUEST`) events or messages (`what`) in one
@@ -858,24 +856,33 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .describe(
           `the words to search for, every one must occur: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}; a word is searched when it holds a letter, a digit or an emoji (a whole grapheme cluster: flags, keycaps such as #️⃣, subdivision flags, ZWJ sequences), others are not searched`,
         ),
-      sessionId: z
-        .string()
-        .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })
-        .describe(
-          'only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
-        )
-        .optional(),
-      userId: userId.describe('only hits of the sessions this user owns (the userId their appends named)').optional(),
+      sessionId: identityFilter(
+        z
+          .string()
+          .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })
+          .describe(
+            'only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
+          )
+          .optional(),
+        { give: 'a session id', without: 'search every session of the tenant' },
+      ),
+      userId: identityFilter(userId.describe('only hits of the sessions this user owns (the userId their appends named)').optional(), {
+        give: 'a user id',
+        without: 'search the sessions of every user of the tenant',
+      }),
       type: z
         .enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' })
         .describe("only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary")
         .optional(),
       archived: booleanQueryParam().describe('true: only events a compaction archived; false: only events still in the active window; absent: both').optional(),
-      compactionId: z
-        .string()
-        .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })
-        .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
-        .optional(),
+      compactionId: identityFilter(
+        z
+          .string()
+          .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })
+          .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
+          .optional(),
+        { give: 'a compaction id (a UUID)', without: 'search events whichever compaction archived them, if any' },
+      ),
       from: dateTimeParam()
         .describe(
           "only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended",

@@ -211,20 +211,68 @@ function fieldsAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>, depth = 0
   return undefined;
 }
 
+/** What an identity filter sent empty is told ({@link identityFilter}). */
+export interface EmptyFilterAdvice {
+  /** The id to give, with its article: `a session id`. */
+  readonly give: string;
+  /** What the request does without the parameter: `search every session of the tenant`. */
+  readonly without: string;
+}
+
+/** The zod definitions of {@link identityFilter} schemas (shared by the copies `.describe()` makes), with their advice. */
+const IDENTITY_FILTERS = new WeakMap<object, EmptyFilterAdvice>();
+
 /**
- * `query` without the optional parameters of `shape` sent empty (`cursor=`, or `cursor` with no
- * `=`): an empty value counts as absent, the query-string form of the rule that a null optional body
- * field counts as absent (a client building `?cursor=${next ?? ''}` gets the first page, as with no
- * cursor). A repeated optional parameter loses its empty occurrences (what is left, if anything,
- * counts as sent that many times). A required parameter sent empty (recall's `q=`) keeps its error;
- * an unknown one stays unknown. Returns `query` itself when nothing is dropped.
+ * Marks `schema`, an optional query parameter as it stands in its query schema's shape (after
+ * `.optional()` and `.describe()`), as an identity filter: one that narrows a read to one session,
+ * user or compaction (recall's `sessionId`, `userId` and `compactionId`, the session list's
+ * `userId`). Sent empty it is refused, not taken as absent ({@link emptyOptionalsAsAbsent}): absent
+ * it widens the read to the whole tenant, so `?sessionId=${sid}` with an empty `sid` would read
+ * every session. The OpenAPI document gives it `minLength` 1 and says so
+ * (`queryParametersJsonSchema`). Returns `schema` itself.
  */
-export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: unknown): unknown {
+export function identityFilter<T extends z.ZodType>(schema: T, advice: EmptyFilterAdvice): T {
+  IDENTITY_FILTERS.set(schema._zod.def, advice);
+  return schema;
+}
+
+/** The advice of an {@link identityFilter} schema (or of a copy `.describe()` made of it); undefined for any other. */
+export function identityFilterAdvice(schema: unknown): EmptyFilterAdvice | undefined {
+  const def = (schema as { _zod?: { def?: object } } | null)?._zod?.def;
+  return def === undefined ? undefined : IDENTITY_FILTERS.get(def);
+}
+
+/**
+ * The 400 message for the identity filter `name` sent empty, e.g. `sessionId: is empty: give a
+ * session id, or leave the parameter out to search every session of the tenant`.
+ */
+export function emptyFilterMessage(name: string, advice: EmptyFilterAdvice): string {
+  return `${name}: is empty: give ${advice.give}, or leave the parameter out to ${advice.without}`;
+}
+
+/**
+ * The one rule of query parameters sent empty (`cursor=`, or `cursor` with no `=`), on every route:
+ * `query` without the optional parameters of `shape` sent empty, which count as absent, the
+ * query-string form of the rule that a null optional body field counts as absent (a client building
+ * `?cursor=${next ?? ''}` gets the first page, as with no cursor). A repeated optional parameter
+ * loses its empty occurrences (what is left, if anything, counts as sent that many times). A
+ * required parameter sent empty (recall's `q=`) keeps its error; an unknown one stays unknown.
+ * Returns `query` itself when nothing is dropped.
+ * @throws InvalidRequestError for an {@link identityFilter} sent empty, alone or as one occurrence
+ *   among several (`sessionId=&sessionId=s1`): it would widen the read, not narrow it
+ *   ({@link emptyFilterMessage}; `parameter` the filter, the code `codes` gives it, as for a
+ *   malformed value of it: recall's `sessionId` → `invalid_session_id`, else `validation_failed`).
+ */
+export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: unknown, codes?: ValidateOptions['codes']): unknown {
   if (query === null || typeof query !== 'object') return query;
   const optional = (name: string) => Object.hasOwn(shape, name) && (shape[name] as z.ZodType).safeParse(undefined).success;
   let dropped = false;
   const kept: Array<[string, unknown]> = [];
   for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    const advice = optional(name) ? identityFilterAdvice(shape[name]) : undefined;
+    if (advice && (value === '' || (Array.isArray(value) && value.includes('')))) {
+      throw new InvalidRequestError(name, emptyFilterMessage(name, advice), codeOfField(codes, name));
+    }
     // A repeated optional parameter loses its empty occurrences (`archived=&archived=true` is `archived=true`).
     const given = !optional(name) ? value : Array.isArray(value) ? value.filter((v) => v !== '') : value === '' ? [] : value;
     if (given === value) kept.push([name, value]);
@@ -240,15 +288,16 @@ export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: un
 /**
  * Validates the query parameters of a request (`query` as the router parsed it: a repeated
  * parameter is an array) with `schema`, a strict object of string parameters. An optional
- * parameter sent empty counts as absent ({@link emptyOptionalsAsAbsent}).
+ * parameter sent empty counts as absent, but an identity filter sent empty is refused
+ * ({@link emptyOptionalsAsAbsent}).
  * @throws InvalidRequestError for a parameter of `schema` given more than once (`limit: is given 2
  *   times: send it once`; the code `codes` gives that parameter, e.g. recall's `q` → `invalid_query`,
- *   else `validation_failed`), an unknown parameter (400 `validation_failed`, `unknown query
+ *   else `validation_failed`), an identity filter sent empty (same code), an unknown parameter (400 `validation_failed`, `unknown query
  *   parameter`), else as {@link validate}.
  */
 export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, codes?: ValidateOptions['codes']): z.infer<T> {
   const known = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-  const given = emptyOptionalsAsAbsent(known, query);
+  const given = emptyOptionalsAsAbsent(known, query, codes);
   if (given !== null && typeof given === 'object') {
     for (const [name, value] of Object.entries(given as Record<string, unknown>)) {
       if (Array.isArray(value) && Object.hasOwn(known, name)) {

@@ -17,3 +17,17 @@
 export function compactionIdAsStored(id: string): string {
   return id.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
+
+/**
+ * Compaction ids as a client may send them: UUIDs, as every compaction id is derived
+ * (`compactionIdFor`), in any case (the letters are spelled out rather than a flag, so the
+ * OpenAPI document, which takes the source, says so too).
+ */
+export const COMPACTION_ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/**
+ * What a text that does not match {@link COMPACTION_ID_PATTERN} is told, after "is not a compaction
+ * id: " (recall's `compactionId` filter, 400; a compaction path, 404 `compaction_not_found`).
+ */
+export const COMPACTION_ID_FORM =
+  'compaction ids are UUIDs such as "0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit';
