@@ -109,6 +109,10 @@ describe('request rules in the OpenAPI document', () => {
     }
     expect(identity.sort()).toEqual(['/v1/recall compactionId', '/v1/recall sessionId', '/v1/recall userId', '/v1/sessions userId']);
     expect(others).toBeGreaterThan(25);
+    // A client that validates requests against the document learns the rule the schemas cannot say (an empty `limit` fails its pattern).
+    expect((served.document() as unknown as { info: { description: string } }).info.description).toMatch(
+      /optional query parameter sent empty .* counts as absent, .* except the filters that name a session, user or compaction \(`sessionId`, `userId`, `compactionId`/,
+    );
   });
 
   it('declares revision parameters as 64-bit text past 2^53 − 1', () => {

@@ -634,13 +634,13 @@ export interface components {
         };
         /**
          * @description Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:
-         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
          *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
          *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
          *     - cursor_expired (400): the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
          *     - invalid_request (400): a value is not allowed, e.g. one id given to two events of a request
-         *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+         *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
          *     - malformed_request (400): not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -2147,7 +2147,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2523,10 +2523,10 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
              *     - position_out_of_range: minPosition is past the end of the log
@@ -2892,7 +2892,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -3253,8 +3253,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -3633,8 +3633,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4041,10 +4041,10 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4436,9 +4436,9 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -4857,8 +4857,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -5245,8 +5245,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -5635,8 +5635,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -6119,9 +6119,9 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -6599,9 +6599,9 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -7074,8 +7074,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -7475,9 +7475,9 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)
@@ -7926,8 +7926,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
-             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 (or 1.0) Node can parse (e.g. an unknown method, unencoded characters in the URL, lines ending in a bare LF), an HTTP/1.1 request without a Host header, a request target holding # (a fragment is never sent), or a request line naming another version than HTTP/1.1 or 1.0 (HTTP/2.0, or none)

@@ -31,7 +31,7 @@ export const API_ERROR_CODES = {
   validation_failed: {
     status: 400,
     description:
-      'a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)',
+      'a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)',
   },
   invalid_parameter: {
     status: 400,
@@ -47,7 +47,7 @@ export const API_ERROR_CODES = {
   invalid_request: { status: 400, description: 'a value is not allowed, e.g. one id given to two events of a request' },
   invalid_session_id: {
     status: 400,
-    description: "a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ .",
+    description: "a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)",
   },
   invalid_path: { status: 400, description: 'the path is not valid percent-encoded UTF-8' },
   invalid_query_encoding: {

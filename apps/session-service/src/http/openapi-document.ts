@@ -28,7 +28,7 @@ export function buildOpenApiDocument(app: INestApplication, build: Pick<BuildIde
       .setOpenAPIVersion('3.1.0')
       .setTitle('Session memory compaction service')
       .setDescription(
-        'Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction. Every GET operation also answers HEAD (the same status and headers, no body); HEAD operations are not listed.',
+        'Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction. Every GET operation also answers HEAD (the same status and headers, no body); HEAD operations are not listed. An optional query parameter sent empty (`limit=`, or `limit` without `=`) counts as absent, whatever its schema says of an empty string, except the filters that name a session, user or compaction (`sessionId`, `userId`, `compactionId`: minLength 1), which refuse it 400.',
       )
       .setVersion(build.version)
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
