@@ -109,7 +109,7 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * The rules of an append that look at the request alone, not at the session: at least one event,
  * no client id given to two events. The handler checks them before anything is read (before the
  * client's `expectedRevision`), as the transports check each event's fields, so a malformed request
- * answers 400 whatever the session's revision; {@link decideAppend} checks them again.
+ * answers 400 whatever the session's revision; {@link checkAppend} (so {@link decideAppend}) checks them again.
  * @throws InvalidRequestError (400 `invalid_request`) on an empty list or a repeated client id, located at the second event with that id.
  */
 export function checkAppendShape(events: readonly Pick<EventToAppend, 'event'>[]): void {
@@ -122,18 +122,61 @@ export function checkAppendShape(events: readonly Pick<EventToAppend, 'event'>[]
 }
 
 /**
- * Decides an append against the session's state (null: the stream does not exist yet).
- * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry (ids the state knows: see `SessionWindowState.revisionsById`; a resend of ids
+ * The verdict of an append's rules, before any event is built: `retry` when every id is already in
+ * the log (a resend), else `append`, with `lateAnswers`: each answer (client id) to a call archived
+ * while open, with the compaction that archived it (empty for a retry). See {@link checkAppend}.
+ */
+export interface AppendVerdict {
+  readonly kind: 'append' | 'retry';
+  readonly lateAnswers: ReadonlyArray<{ eventId: string; compactionId: string }>;
+}
+
+/** The verdicts without late answers (shared, frozen: a verdict is never changed; no allocation on the common path). */
+const RETRY: AppendVerdict = Object.freeze({ kind: 'retry', lateAnswers: Object.freeze([]) });
+const APPEND: AppendVerdict = Object.freeze({ kind: 'append', lateAnswers: Object.freeze([]) });
+
+/**
+ * The rules of an append against the session's state (null: the stream does not exist yet), without
+ * building its events, so without their costs: the one place these rules live; {@link decideAppend}
+ * applies them first and builds the events only when they pass. None of its refusals depends on
+ * the events' costs, so the handler runs it before counting a large request's tokens (off the
+ * request thread, seconds for a few MB), and a refused request costs no counting.
+ * Rules: at least one event; no client id twice in one command; a `userId` other than the
+ * session's owner (the first one appended) is refused, also on a retry (a retry that adds or leaves
+ * out the owner's `userId` is still a retry: see {@link alignToStored}); a resend of ids already in
+ * the log is a retry (ids the state knows: see `SessionWindowState.revisionsById`; a resend of ids
  * archived before the last compaction is decided as an append here, and the handler finds it in the
- * log: the store's duplicate-id answer or a tool-call refusal sends it to `clientIdsInLog`); a `userId` other than the session's owner (the first one appended) is refused,
- * also on a retry (a retry that adds or leaves out the owner's `userId` is still a retry: see
- * {@link alignToStored});
- * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
+ * log: the store's duplicate-id answer or a tool-call refusal sends it to `clientIdsInLog`); tool
+ * calls stay valid for a provider ({@link ToolCallLedger}), which yields the late answers.
+ * `callIdsInLog`: as for {@link decideAppend}. Pure; O(active window) when the command has tool
+ * calls or responses, else O(events).
+ * @throws InvalidRequestError (400 `invalid_request`) on an empty list or a repeated client id.
+ * @throws UserIdConflictError (409 `user_id_conflict`) when `userId` differs from the session's owner.
+ * @throws UnknownToolCallError, ToolCallConflictError (422) from the tool-call rules ({@link ToolCallLedger}).
+ */
+export function checkAppend(command: AppendEvents, state: SessionWindowState | null, callIdsInLog: Iterable<string> = []): AppendVerdict {
+  const { events } = command;
+  checkAppendShape(events);
+  if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
+  if (state && events.every((e) => state.revisionsById.has(e.event.id))) return RETRY;
+  // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
+  if (!events.some((e) => takesPartInToolCalls(e.event))) return APPEND;
+  const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);
+  const lateAnswers = events.flatMap((e, index) => {
+    const { archivedBy } = ledger.accept(e.event, index);
+    return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
+  });
+  return { kind: 'append', lateAnswers };
+}
+
+/**
+ * Decides an append against the session's state (null: the stream does not exist yet): the rules
+ * of {@link checkAppend}, then the events to write. Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
  * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session,
  * incarnation of its stream ({@link incarnationOf}), client id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
+ * A refused command costs no counting: the rules run before any event is costed.
  * Errors about one event carry its `EventLocation` (index in `command.events`, native field);
  * the transport names it in its request's terms.
  *
@@ -142,9 +185,7 @@ export function checkAppendShape(events: readonly Pick<EventToAppend, 'event'>[]
  * §4), so a first decision raises UnknownToolCallError for an answer to such a call; the handler
  * then looks the response ids up in the log and decides again with them, and the answer is a
  * second answer (`tool_call_conflict`).
- * @throws InvalidRequestError on an empty list or a repeated client id.
- * @throws UserIdConflictError (409 `user_id_conflict`) when `userId` differs from the session's owner.
- * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules ({@link ToolCallLedger}).
+ * @throws what {@link checkAppend} throws: InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError.
  */
 export function decideAppend(
   command: AppendEvents,
@@ -152,12 +193,11 @@ export function decideAppend(
   costs?: readonly EventCosts[],
   callIdsInLog: Iterable<string> = [],
 ): AppendDecision {
-  const { events } = command;
-  checkAppendShape(events);
+  const verdict = checkAppend(command, state, callIdsInLog);
   const key = sessionKey(command.tenantId, command.sessionId);
   const incarnation = incarnationOf(state, command);
   const metadata = metadataOf(command);
-  const data = events.map((e, i): EventData => {
+  const data = command.events.map((e, i): EventData => {
     const payload: ConversationEventData = {
       // Stored in the one shape every read answers (an assistant without text: text null, as /messages stores it).
       event: withTextField(e.event),
@@ -169,17 +209,9 @@ export function decideAppend(
     // The payload is read request values and counts, never changed: the store may hand it to the projector as it is (no parse of its metadata again).
     return { ...storeEventIds(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, dataIsParsedJson: true, metadata };
   });
-  if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
-  if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
-  // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
-  if (!events.some((e) => takesPartInToolCalls(e.event))) return { kind: 'append', events: data };
-  const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);
-  const lateAnswers = events.flatMap((e, index) => {
-    const { archivedBy } = ledger.accept(e.event, index);
-    return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
-  });
+  if (verdict.lateAnswers.length === 0) return { kind: verdict.kind, events: data };
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).
-  return { kind: 'append', events: [...data, ...archiveOnArrival(key, incarnation, lateAnswers, metadata)] };
+  return { kind: 'append', events: [...data, ...archiveOnArrival(key, incarnation, verdict.lateAnswers, metadata)] };
 }
 
 /**

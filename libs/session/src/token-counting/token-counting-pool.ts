@@ -240,12 +240,25 @@ export class TokenCountingPool {
   }
 
   /**
-   * `computeEventCosts` of each event, in order (lane `counting`).
+   * `computeEventCosts` of each event, in order, counted inline (on this thread, no await), when
+   * their texts total at most the inline limit; undefined for a larger request, which
+   * {@link eventCosts} counts off-thread: a caller may then first check what does not need its
+   * costs (the append handler checks the rules on the session's state, so a refused large request
+   * costs no counting), and call {@link eventCosts}.
+   */
+  inlineEventCosts(events: readonly SessionEvent[]): EventCosts[] | undefined {
+    return formattedLength(events) <= this.inlineLimit ? events.map(computeEventCosts) : undefined;
+  }
+
+  /**
+   * `computeEventCosts` of each event, in order (lane `counting`): inline for a small request ({@link inlineEventCosts}), else in the worker.
    * @throws CountingTimeoutError when an off-thread count misses its deadline or the queue is full.
    */
   async eventCosts(events: readonly SessionEvent[]): Promise<EventCosts[]> {
-    if (formattedLength(events) <= this.inlineLimit) return events.map(computeEventCosts);
-    return this.run<EventCosts[]>('counting', { kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request');
+    return (
+      this.inlineEventCosts(events) ??
+      this.run<EventCosts[]>('counting', { kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request')
+    );
   }
 
   /**

@@ -2,7 +2,9 @@
  * Command and handler: append conversation events to a session (DESIGN §2 write path).
  *
  * Load the session's state at revision R → name the tool responses sent without a name after
- * their calls in that state (OpenAI tool messages, {@link ResponseNaming}) → {@link decideAppend}
+ * their calls in that state (OpenAI tool messages, {@link ResponseNaming}) → count the events'
+ * tokens (inline for a small request; a large one, counted off-thread, is first checked by the rules
+ * on that state, {@link checkAppend}, so a refused request costs no counting) → {@link decideAppend}
  * → one atomic append at expected revision R (or the client's own `expectedRevision`) →
  * `{ revision, position }`. A client's exact revision is checked first, on the loaded state
  * (`checkClientExpected`): one that only compactions' decisions came after still holds (decided at
@@ -13,6 +15,7 @@
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
+import type { SessionEvent } from '@lib/compaction';
 import { Inject, Optional } from '@nestjs/common';
 import {
   findInStream,
@@ -25,7 +28,16 @@ import {
   type ExpectedRevision,
 } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { alignToStored, checkAppendShape, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
+import {
+  alignToStored,
+  checkAppend,
+  checkAppendShape,
+  decideAppend,
+  type AppendDecision,
+  type AppendEvents,
+  type AppendVerdict,
+  type EventToAppend,
+} from '../decider/session-decider';
 import { expectedRevisionOnLog, expectedRevisionReadCount, resentAsFirst } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
@@ -112,7 +124,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
 
   /**
    * @throws InvalidRequestError (400 `invalid_request`) from {@link checkAppendShape}, before anything is read.
-   * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
+   * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend} (for a
+   *   request counted off-thread, from {@link checkAppend} before it is counted: same errors, nothing counted).
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
    * @throws StoreAnswerContradictionError when the store refused the revision its own reads showed, several times in a row ({@link StoreAnswerCheck}).
@@ -165,7 +178,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const naming = namingKey(events);
       let costs = counted.get(naming);
       if (!costs) {
-        costs = await sharedTokenCountingPool().eventCosts(events.map((e) => e.event));
+        const sent = events.map((e) => e.event);
+        // A small request is counted inline, at once; a large one only once the rules on this state accept it.
+        costs =
+          sharedTokenCountingPool().inlineEventCosts(sent) ??
+          (await this.checkedAndCounted(command, sent, events, decidedOn, key, incarnation, cached !== null));
+        // Refused on the cached state: a refusal must hold against the store's current state, so decided again on it.
+        if (!costs) continue;
         counted.set(naming, costs);
       }
       let decision: AppendDecision | null;
@@ -224,12 +243,50 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   /**
+   * The costs of a large request's events (`sent`: `events`, the command's named in `state`, as
+   * counted), counted off the request thread (seconds for a few MB, a place in the counting queue)
+   * only once the rules on `state` accept them ({@link decide} without costs: the same rules and
+   * log lookups as the decision that follows), so a refused request costs no counting. Undefined
+   * when those rules refused it on a cached state (`onCached`): the caller decides again on the
+   * store's.
+   * @throws what {@link decide} throws (a refusal on the store's state), and CountingTimeoutError / CountingTooCostlyError from the pool.
+   */
+  private async checkedAndCounted(
+    command: AppendSessionEventsCommand,
+    sent: readonly SessionEvent[],
+    events: EventToAppend[],
+    state: SessionWindowState | null,
+    key: string,
+    incarnation: bigint,
+    onCached: boolean,
+  ): Promise<readonly EventCosts[] | undefined> {
+    try {
+      await this.decide(command, events, state, null, key, incarnation);
+    } catch (err) {
+      if (onCached) return undefined;
+      throw err;
+    }
+    return sharedTokenCountingPool().eventCosts(sent);
+  }
+
+  /**
    * {@link decideAppend} on `events` (the command's, named in `state`); when it finds no call for a response, once more with the response ids the
    * log holds calls for up to the state's revision (an answer to an archived, answered call is a
    * second answer, not an unknown call). That lookup reads the log, on this error path only.
    * Null when `state` (shared, kept current by other loads) names the responses otherwise by the
    * time it is decided on than when `events` were named: the caller decides again.
+   * `costs` null: the rules only ({@link checkAppend}, the same lookups on the same state), before a
+   * large request is counted: it throws what the decision with costs would throw, and answers
+   * a verdict without events (a retry is not compared with the stored events).
    */
+  private async decide(
+    command: AppendSessionEventsCommand,
+    events: EventToAppend[],
+    state: SessionWindowState | null,
+    costs: null,
+    key: string,
+    incarnation: bigint,
+  ): Promise<AppendVerdict | null>;
   private async decide(
     command: AppendSessionEventsCommand,
     events: EventToAppend[],
@@ -237,8 +294,16 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     costs: readonly EventCosts[],
     key: string,
     incarnation: bigint,
-  ): Promise<AppendDecision | null> {
-    let decision: AppendDecision | null;
+  ): Promise<AppendDecision | null>;
+  private async decide(
+    command: AppendSessionEventsCommand,
+    events: EventToAppend[],
+    state: SessionWindowState | null,
+    costs: readonly EventCosts[] | null,
+    key: string,
+    incarnation: bigint,
+  ): Promise<AppendDecision | AppendVerdict | null> {
+    let decision: AppendDecision | AppendVerdict | null;
     try {
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     } catch (err) {
@@ -248,7 +313,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       state = archived;
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     }
-    if (decision === null || decision.kind !== 'retry' || !state) return decision;
+    // A verdict (costs null) has no events to compare with the stored ones.
+    if (decision === null || decision.kind !== 'retry' || !state || !('events' in decision)) return decision;
     // A resend: compared with the stored events as values (userId, costs, key order and the names of responses sent unnamed aside), see alignToStored.
     const revisions = events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
     const stored = await storedConversationData(this.store, sessionStream(key), revisions);
@@ -292,13 +358,19 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     return { ...state, revisionsById: new Map([...state.revisionsById, ...inLog]) };
   }
 
+  /**
+   * {@link decideAppend} with `costs` (or, `costs` null, {@link checkAppend}: the rules alone) on the
+   * command's `events` and `state`; on UnknownToolCallError, once more with the call ids the log
+   * holds for its responses up to the state's revision (read on this error path only). Null when
+   * the state names the responses otherwise than `events` by the time it is decided on.
+   */
   private async decideWithCallIds(
     command: AppendSessionEventsCommand,
     events: EventToAppend[],
     state: SessionWindowState | null,
-    costs: readonly EventCosts[],
+    costs: readonly EventCosts[] | null,
     incarnation: bigint,
-  ): Promise<AppendDecision | null> {
+  ): Promise<AppendDecision | AppendVerdict | null> {
     const append: AppendEvents = {
       type: 'AppendEvents',
       tenantId: command.tenantId,
@@ -310,13 +382,15 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     // Checked right before each decision (no await in between): the names must be those of the state decided on.
     const namedAsDecided = () => command.responseNames === 'as-sent' || namingKey(eventsNamedIn(command, state)) === namingKey(events);
     try {
-      return namedAsDecided() ? decideAppend(append, state, costs) : null;
+      if (!namedAsDecided()) return null;
+      return costs === null ? checkAppend(append, state) : decideAppend(append, state, costs);
     } catch (err) {
       if (!(err instanceof UnknownToolCallError) || !state || state.revision === null) throw err;
       const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
       const inLog = await callIdsInLog(this.store, stream, answeredCallIds(events.map((e) => e.event)), state.revision);
       if (inLog.size === 0) throw err;
-      return namedAsDecided() ? decideAppend(append, state, costs, inLog) : null;
+      if (!namedAsDecided()) return null;
+      return costs === null ? checkAppend(append, state, inLog) : decideAppend(append, state, costs, inLog);
     }
   }
 
