@@ -47,7 +47,8 @@ export const API_ERROR_CODES = {
   invalid_request: { status: 400, description: 'a value is not allowed, e.g. one id given to two events of a request' },
   invalid_session_id: {
     status: 400,
-    description: "a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)",
+    description:
+      "a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)",
   },
   invalid_path: { status: 400, description: 'the path is not valid percent-encoded UTF-8' },
   invalid_query_encoding: {
