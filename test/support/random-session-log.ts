@@ -10,7 +10,8 @@ import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type SessionEvent, type Strategy, type SummaryRequest } from '@lib/compaction';
 import type { EventStore } from '@lib/event-store';
 import type { Summarizer, SummarizerOutcome } from '../../libs/session/src/summarizers/summarizer';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler } from '../../libs/session/src/write-side/append-session-events';
+import { AppendSessionEventsHandler } from '../../libs/session/src/write-side/append-session-events';
+import { appendAs } from '../../libs/session/src/write-side/testing/append-as';
 import { CompactSessionCommand, CompactSessionHandler } from '../../libs/session/src/write-side/compact-session';
 import { SessionStateCache } from '../../libs/session/src/write-side/session-state-cache';
 
@@ -106,14 +107,7 @@ export async function writeRandomSessionLog(store: EventStore, sessionId: string
     const [{ id }] = open.splice(at, 1);
     return [{ id: `late-${id}`, type: 'tool', responses: [{ toolCallId: id, name: 'g', data: `late ${id}` }] }];
   };
-  const send = (events: SessionEvent[]) =>
-    append.execute(
-      new AppendSessionEventsCommand(
-        't',
-        sessionId,
-        events.map((event) => ({ event })),
-      ),
-    );
+  const send = (events: SessionEvent[]) => appendAs(append, sessionId, events);
   for (const op of ops) {
     if (op.kind === 'compact') {
       if (n === 0) continue;

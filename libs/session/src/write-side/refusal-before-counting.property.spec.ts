@@ -15,7 +15,8 @@ import type { EventBus } from '@nestjs/cqrs';
 import type { SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
 import { randomLogOps, writeRandomSessionLog } from '../../../../test/support/random-session-log';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { AppendSessionEventsHandler } from './append-session-events';
+import { appendAs } from './testing/append-as';
 import { SessionStateCache } from './session-state-cache';
 import { computeEventCosts } from '../domain/event-costs';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
@@ -71,16 +72,7 @@ describe('a large append is refused before counting exactly when the decision re
             const sessionId = `p${run}-${size}`;
             await writeRandomSessionLog(store, sessionId, ops);
             const handler = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
-            const send = (events: SessionEvent[], user?: string) =>
-              handler.execute(
-                new AppendSessionEventsCommand(
-                  't',
-                  sessionId,
-                  events.map((event) => ({ event })),
-                  'any',
-                  user,
-                ),
-              );
+            const send = (events: SessionEvent[], user?: string) => appendAs(handler, sessionId, events, user);
             if (owner) await send([{ id: 'owner', type: 'user', text: 'hello' }], owner);
             const counting = jest.spyOn(sharedTokenCountingPool(), 'eventCosts').mockImplementation(async (events) => events.map(computeEventCosts));
             try {

@@ -14,7 +14,8 @@ import * as path from 'node:path';
 import type { EventBus } from '@nestjs/cqrs';
 import type { SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { AppendSessionEventsHandler } from './append-session-events';
+import { appendAs } from './testing/append-as';
 import { SessionStateCache } from './session-state-cache';
 import { computeEventCosts } from '../domain/event-costs';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, sessionKey, sessionStream, type ConversationEventData } from '../events/session-stream-events';
@@ -57,16 +58,7 @@ describe('a large append refused by the rules on the session state is refused be
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const send = (handler: AppendSessionEventsHandler, sessionId: string, events: SessionEvent[], userId?: string) =>
-    handler.execute(
-      new AppendSessionEventsCommand(
-        't',
-        sessionId,
-        events.map((event) => ({ event })),
-        'any',
-        userId,
-      ),
-    );
+  const send = appendAs;
   const refusal = (handler: AppendSessionEventsHandler, sessionId: string, events: SessionEvent[], userId?: string) =>
     send(handler, sessionId, events, userId).then(
       () => null,
