@@ -7,7 +7,7 @@ import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEvent
 import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError, UserIdConflictError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
 import { alignToStored, decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
-import { given, type GivenEvent } from './testing/decider-spec';
+import { given, stateOf, type GivenEvent } from './testing/decider-spec';
 import { answers, calls, user } from './testing/session-events';
 
 const append = (...events: SessionEvent[]): AppendEvents => ({
@@ -75,6 +75,25 @@ describe('decideAppend', () => {
     given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
       .when((state) => decideAppend(append(answers('t1', 'k')), state))
       .then((decision) => expect(decision.kind).toBe('retry'));
+  });
+
+  it('leaves a request holding stored ids and new ones to the store (409 duplicate_event_id), skipping the tool-call checks a stored answer would fail', () => {
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(answers('t1', 'k'), user('u2')), state))
+      .then((decision) => {
+        expect(decision.kind).toBe('append');
+        expect(appendedIds(decision.events)).toEqual(['t1', 'u2']);
+        // The stored answer gets the store id it was first written with: the store refuses it as a duplicate.
+        const original = decideAppend(append(answers('t1', 'k')), stateOf([user('u1'), calls('c1', 'k')]));
+        expect(decision.events[0].id).toBe(original.events[0].id);
+      });
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(user('u2'), answers('t1', 'k')), state))
+      .then((decision) => expect(appendedIds(decision.events)).toEqual(['u2', 't1']));
+    // A new event that breaks the rules beside a stored one: still the store's duplicate id, which the client fixes first.
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(user('u1'), answers('t9', 'nope')), state))
+      .then((decision) => expect(decision.kind).toBe('append'));
   });
 
   it('accepts a tool response to an open call of the session', () => {

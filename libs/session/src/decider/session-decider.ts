@@ -146,7 +146,9 @@ const APPEND: AppendVerdict = Object.freeze({ kind: 'append', lateAnswers: Objec
  * out the owner's `userId` is still a retry: see {@link alignToStored}); a resend of ids already in
  * the log is a retry (ids the state knows: see `SessionWindowState.revisionsById`; a resend of ids
  * archived before the last compaction is decided as an append here, and the handler finds it in the
- * log: the store's duplicate-id answer or a tool-call refusal sends it to `clientIdsInLog`); tool
+ * log: the store's duplicate-id answer or a tool-call refusal sends it to `clientIdsInLog`); a
+ * request holding ids in the log and new ones is an append the store refuses as a duplicate id,
+ * without the tool-call rules (a stored answer resent in it is not a second answer); tool
  * calls stay valid for a provider ({@link ToolCallLedger}), which yields the late answers.
  * `callIdsInLog`: as for {@link decideAppend}. Pure; O(active window) when the command has tool
  * calls or responses, else O(events).
@@ -159,6 +161,10 @@ export function checkAppend(command: AppendEvents, state: SessionWindowState | n
   checkAppendShape(events);
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return RETRY;
+  // Stored ids with new ones: never written, whatever the tool-call rules say of them; the store refuses the
+  // first stored id (409 `duplicate_event_id`, README "Importing existing conversations"), so a stored answer
+  // resent with new events is named as what it is, not as a second answer to its call.
+  if (state && events.some((e) => state.revisionsById.has(e.event.id))) return APPEND;
   // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
   if (!events.some((e) => takesPartInToolCalls(e.event))) return APPEND;
   const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);

@@ -307,7 +307,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     try {
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     } catch (err) {
-      // Refused by the tool-call rules: a resend of archived events, when the log holds every id the state does not know.
+      // Refused by the tool-call rules: a resend of archived events when the log holds every id the state does not know, a duplicate id when some.
       const archived = err instanceof ToolCallConflictError || err instanceof UnknownToolCallError ? await this.withArchivedIds(events, state, key) : null;
       if (!archived) throw err;
       state = archived;
@@ -341,20 +341,21 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   /**
-   * A copy of `state` that also knows the revisions of the events of `events` it does not know,
-   * when the log holds every one of them up to the state's revision: events a compaction archived
-   * before the snapshot `state` was loaded from (its `revisionsById` covers only what it folded; a
-   * restart or an evicted cache loads from the snapshot). On that copy {@link decideAppend} finds a
-   * resend as on a fold of the whole log. Null when the state knows them all, or some are not in
-   * the log (then the decision on `state` stands). Reads the log; called on error paths only (a
-   * tool-call refusal, or the store's duplicate-id answer).
+   * A copy of `state` that also knows the revisions of the events of `events` it does not know
+   * and the log holds up to the state's revision: events a compaction archived before the snapshot
+   * `state` was loaded from (its `revisionsById` covers only what it folded; a restart or an evicted
+   * cache loads from the snapshot). On that copy {@link decideAppend} decides as on a fold of the
+   * whole log: a resend when the log holds every id, an append the store refuses as a duplicate id
+   * when it holds some (not a tool-call refusal of a stored answer). Null when the state knows
+   * them all, or the log holds none of them (then the decision on `state` stands). Reads the log;
+   * called on error paths only (a tool-call refusal, or the store's duplicate-id answer).
    */
   private async withArchivedIds(events: EventToAppend[], state: SessionWindowState | null, key: string): Promise<SessionWindowState | null> {
     if (!state || state.revision === null) return null;
     const unknown = new Set(events.map((e) => e.event.id).filter((id) => !state.revisionsById.has(id)));
     if (unknown.size === 0) return null;
     const inLog = await clientIdsInLog(this.store, sessionStream(key), unknown, state.revision);
-    if (inLog.size < unknown.size) return null;
+    if (inLog.size === 0) return null;
     return { ...state, revisionsById: new Map([...state.revisionsById, ...inLog]) };
   }
 

@@ -85,8 +85,12 @@ describe('a resend of archived events, decided on a state loaded from a compacti
     const before = await log('s3');
 
     await expect(append(freshProcess(), 's3', answer('t2', 'k0'))).rejects.toBeInstanceOf(ToolCallConflictError);
-    // A resend together with a new event is not a resend: the rules decide it.
-    await expect(append(freshProcess(), 's3', answer('t1', 'k0'), answer('t2', 'k0'))).rejects.toBeInstanceOf(ToolCallConflictError);
+    // A resend together with a new event is not a resend: the stored id is refused first (README "Importing existing
+    // conversations": 409 duplicate_event_id, send only what is not stored), then the new event alone by the rules.
+    await expect(append(freshProcess(), 's3', answer('t1', 'k0'), answer('t2', 'k0'))).rejects.toMatchObject({
+      code: 'duplicate_event_id',
+      details: { eventId: 't1' },
+    });
     expect(await log('s3')).toEqual(before);
   });
 
