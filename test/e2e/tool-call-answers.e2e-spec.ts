@@ -80,10 +80,13 @@ function answersTable(harness: () => Harness, label: string, send: Send, kinds: 
     const res = await send(session, kind, bodies[kind]);
     const after = await log(session);
     if (expected.status === 422) {
-      expect({ status: res.status, code: res.body.code, parameter: (res.body as { parameter?: string }).parameter }).toEqual({
+      const { parameter, toolCallId } = res.body as { parameter?: string; toolCallId?: string };
+      // Both codes name the call id (ncclient60 F2: tool_call_conflict did not), so a runtime need not read it from the message.
+      expect({ status: res.status, code: res.body.code, parameter, toolCallId }).toEqual({
         status: 422,
         code: expected.code,
         parameter: kind === 'events' ? 'events[0].responses[0].toolCallId' : 'messages[0].tool_call_id',
+        toolCallId: 'k',
       });
       expect(after).toEqual(before);
       return;

@@ -627,7 +627,7 @@ export interface components {
              * @enum {string}
              */
             refusal?: "deadline_passed" | "queue_full";
-            /** @description unknown_tool_call: the call id answered */
+            /** @description unknown_tool_call: the call id answered; tool_call_conflict: the call id repeated, reused or answered again */
             toolCallId?: string;
             /** @description user_id_conflict: the session's owner */
             userId?: string;
@@ -673,7 +673,7 @@ export interface components {
          *     - unsupported_media_type (415): the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
          *     - unsupported_encoding (415): a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
          *     - unknown_tool_call (422): a tool response answers a call never made in the session (toolCallId names it)
-         *     - tool_call_conflict (422): a tool call id repeated or reused while open, or a second answer to a call
+         *     - tool_call_conflict (422): a tool call id repeated or reused while open, or a second answer to a call (toolCallId names the call id)
          *     - rate_limited (429): too many requests this minute: retry after Retry-After seconds
          *     - headers_too_large (431): the request headers are over 16 KiB
          *     - internal (500): an unexpected error (logged); the request may be retried
@@ -6379,7 +6379,7 @@ export interface operations {
             };
             /**
              * @description - unknown_tool_call: a tool response answers a call never made in the session (toolCallId names it)
-             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call
+             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call (toolCallId names the call id)
              */
             422: {
                 headers: {
@@ -6400,10 +6400,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "tool_call_conflict";
+                        code: "unknown_tool_call";
+                        toolCallId: string;
                     } | {
                         /** @enum {string} */
-                        code: "unknown_tool_call";
+                        code: "tool_call_conflict";
                         toolCallId: string;
                     });
                 };
@@ -6860,7 +6861,7 @@ export interface operations {
             };
             /**
              * @description - unknown_tool_call: a tool response answers a call never made in the session (toolCallId names it)
-             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call
+             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call (toolCallId names the call id)
              */
             422: {
                 headers: {
@@ -6881,10 +6882,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "tool_call_conflict";
+                        code: "unknown_tool_call";
+                        toolCallId: string;
                     } | {
                         /** @enum {string} */
-                        code: "unknown_tool_call";
+                        code: "tool_call_conflict";
                         toolCallId: string;
                     });
                 };

@@ -20,13 +20,13 @@ describe('errors about one event of a command', () => {
   });
 
   it('restated at a request path: same class and code, the path as parameter and message prefix, the reason kept', () => {
-    const err = new ToolCallConflictError({ index: 1, field: 'toolCalls[0].id' }, 'call id "k" is still waiting for its tool response');
+    const err = new ToolCallConflictError({ index: 1, field: 'toolCalls[0].id' }, 'k', 'call id "k" is still waiting for its tool response');
     const restated = err.restatedAt('messages[1].tool_calls[0].id');
     expect(restated).toBeInstanceOf(ToolCallConflictError);
     expect(restated).toBeInstanceOf(SessionError);
     expect(restated.code).toBe('tool_call_conflict');
     expect(restated.message).toBe('messages[1].tool_calls[0].id: call id "k" is still waiting for its tool response');
-    expect(restated.details).toEqual({ parameter: 'messages[1].tool_calls[0].id' });
+    expect(restated.details).toEqual({ parameter: 'messages[1].tool_calls[0].id', toolCallId: 'k' });
     expect(restated.location).toBeUndefined();
     expect(err.location).toBeDefined();
   });

@@ -355,9 +355,12 @@ export class UnknownToolCallError extends SessionError {
 /** A tool call or response would make the session invalid for a provider (see ToolCallLedger). */
 export class ToolCallConflictError extends SessionError {
   readonly code = 'tool_call_conflict';
-  /** `where`: the location of the offending call id in the command; `reason` says what to fix. */
-  constructor(where: EventLocation, reason: string) {
-    super(reason, undefined, where);
+  /**
+   * `where`: the location of the offending call id in the command; `toolCallId`: that call id
+   * (`details.toolCallId`, as `unknown_tool_call` carries it); `reason` says what to fix.
+   */
+  constructor(where: EventLocation, toolCallId: string, reason: string) {
+    super(reason, { toolCallId }, where);
   }
 }
 

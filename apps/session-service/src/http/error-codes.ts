@@ -149,7 +149,11 @@ export const API_ERROR_CODES = {
     description: 'a tool response answers a call never made in the session (toolCallId names it)',
     details: ['toolCallId'],
   },
-  tool_call_conflict: { status: 422, description: 'a tool call id repeated or reused while open, or a second answer to a call' },
+  tool_call_conflict: {
+    status: 422,
+    description: 'a tool call id repeated or reused while open, or a second answer to a call (toolCallId names the call id)',
+    details: ['toolCallId'],
+  },
   rate_limited: {
     status: 429,
     description: 'too many requests this minute: retry after Retry-After seconds',

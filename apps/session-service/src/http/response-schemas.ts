@@ -130,7 +130,7 @@ const errorDetails = {
   actual: z.string().optional().describe("wrong_expected_revision: the session's last revision (decimal string), or no_stream when it has no events"),
   userId: z.string().optional().describe("user_id_conflict: the session's owner"),
   eventId: z.string().optional().describe('duplicate_event_id: the event id already used'),
-  toolCallId: z.string().optional().describe('unknown_tool_call: the call id answered'),
+  toolCallId: z.string().optional().describe('unknown_tool_call: the call id answered; tool_call_conflict: the call id repeated, reused or answered again'),
   deadlineMs: z
     .number()
     .optional()

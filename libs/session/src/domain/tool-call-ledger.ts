@@ -75,9 +75,9 @@ export class ToolCallLedger {
       const inEvent = new Set<string>();
       (event.toolCalls ?? []).forEach((c, i) => {
         const at: EventLocation = { index, field: `toolCalls[${i}].id` };
-        if (inEvent.has(c.id)) throw new ToolCallConflictError(at, `call id ${quoteInput(c.id)} appears twice in this event; give each call its own id`);
+        if (inEvent.has(c.id)) throw new ToolCallConflictError(at, c.id, `call id ${quoteInput(c.id)} appears twice in this event; give each call its own id`);
         if (!this.archivedOpenCalls.has(c.id) && this.pairing.latestCall(c.id)?.responses.length === 0) {
-          throw new ToolCallConflictError(at, `call id ${quoteInput(c.id)} is still waiting for its tool response; answer it before reusing the id`);
+          throw new ToolCallConflictError(at, c.id, `call id ${quoteInput(c.id)} is still waiting for its tool response; answer it before reusing the id`);
         }
         inEvent.add(c.id);
       });
@@ -102,16 +102,18 @@ export class ToolCallLedger {
       if (answeredArchived) {
         throw new ToolCallConflictError(
           at,
+          r.toolCallId,
           `call ${quoteInput(r.toolCallId)} is already answered (the call and its answer were archived by a compaction); a call takes one response`,
         );
       }
       if ((call && call.responses.length > 0) || inEvent.has(r.toolCallId)) {
-        throw new ToolCallConflictError(at, `call ${quoteInput(r.toolCallId)} is already answered; a call takes one response`);
+        throw new ToolCallConflictError(at, r.toolCallId, `call ${quoteInput(r.toolCallId)} is already answered; a call takes one response`);
       }
       if (archived) archivedBy.push(archived.compactionId);
       if (archived ? archivedBy.length !== i + 1 : archivedBy.length > 0) {
         throw new ToolCallConflictError(
           at,
+          r.toolCallId,
           'this event answers both calls archived with their turn and calls still in the window; send the answers to archived calls in a tool event of their own',
         );
       }
