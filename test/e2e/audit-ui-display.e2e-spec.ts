@@ -213,6 +213,34 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     },
   );
 
+  itInPage('shows the tool call a recorded open-tool-call noop names (DESIGN §3.6), in the timeline and its facts', async () => {
+    const path = { sessionId: 'pinned-audit' };
+    const call = (w: string) => ({ id: `c${w}`, type: 'assistant', text: null, toolCalls: [{ id: `call${w}`, name: 'f', arguments: '{}' }] });
+    const answer = (w: string) => ({ id: `r${w}`, type: 'tool', responses: [{ toolCallId: `call${w}`, name: 'f', data: 'ok' }] });
+    // two writers: each answer lands after the other's next user message, which pins the session from the first call on
+    const events = [{ id: 'uA', type: 'user', text: 'task A' }, call('A'), { id: 'uB', type: 'user', text: 'task B' }, call('B'), answer('A')];
+    for (const e of events) await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [e] as never } });
+    const policy = { strategy: { type: 'turn-window', maxTurns: 1 }, trigger: { type: 'turn-count', maxTurns: 1 } } as const;
+    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: { events: [{ id: 'uC', type: 'user', text: 'task C' }, answer('B')] as never },
+    });
+    let recorded: { compactionId: string; toolCallId: string | null } | undefined;
+    for (let i = 0; i < 100 && !recorded; i++) {
+      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
+      recorded = data?.compactions[0];
+      if (!recorded) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(recorded).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'callA', eventId: 'cA' });
+    await page.goto(`${harness.baseUrl}/ui#/s/pinned-audit`);
+    await page.locator('#timeline').waitFor();
+    expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(/, open-tool-call \(tool call callA\)/);
+    await page.goto(`${harness.baseUrl}/ui#/s/pinned-audit/c/${recorded!.compactionId}`);
+    await page.locator('#held-back-by').waitFor();
+    expect(await page.locator('#held-back-by').innerText()).toBe('tool call callA in event cA');
+  });
+
   itInPage('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {
     const path = { sessionId: 'failed-audit' };
     const events = ['a question', MODEL_DOWN, 'another question', 'another answer', 'a third question', 'a third answer'].map((text, i) => ({

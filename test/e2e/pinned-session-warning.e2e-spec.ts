@@ -56,6 +56,9 @@ describe('a session pinned by interleaved writers (open-tool-call over the trigg
     expect(pinned[0]).toContain('session "pinned"');
     expect(pinned[0]).toContain('tool call "callA0"');
     expect(pinned[0]).toContain("post each tool answer before the session's next user message");
+    // the audit trail names the same call (DESIGN §3.6 "with the call id and the event that holds it"; newcomer ncauditor60 F1)
+    const history = await http().get('/v1/sessions/pinned/compactions').expect(200);
+    expect(history.body.compactions[0]).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'callA0', eventId: 'cA0' });
     // the contract: a commanded pass answers the same noop (nothing archived)
     const res = await http()
       .post('/v1/sessions/pinned/compactions')

@@ -1687,6 +1687,7 @@ function timelineRow(entry, byId, select) {
       ),
       c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
       c?.reason ? `, ${c.reason}` : null,
+      c?.toolCallId ? [' (tool call ', stored(c.toolCallId), ')'] : null,
       c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
       // the kind (a closed set of plain words) before the reason; absent for a failure recorded before failures carried one
       c?.failure ? [`, failed at ${c.failure.stage}${c.failure.failureKind ? ` (${c.failure.failureKind})` : ''}: `, stored(c.failure.reason)] : null,
@@ -2345,6 +2346,15 @@ function diffView(sessionId, diff, item, close) {
           'dl',
           { class: 'facts' },
           h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.reason ? `${item.outcome} (${item.reason})` : item.outcome)),
+          // an open-tool-call noop: the call whose turn held the cut back (DESIGN §3.6)
+          item.toolCallId
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'held back by'),
+                h('dd', { id: 'held-back-by' }, 'tool call ', stored(item.toolCallId), ' in event ', stored(item.eventId ?? '')),
+              )
+            : null,
           item.triggerStillFires !== null
             ? h(
                 'div',

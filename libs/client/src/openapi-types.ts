@@ -452,6 +452,8 @@ export interface components {
             /** @description wall time of the pass in milliseconds, from its start to its decision (for a failure: to the failure, the summarizer attempts, retries and timeouts included); null for a failure recorded before failures carried it */
             durationMs: number | null;
             estimator: components["schemas"]["Estimator"];
+            /** @description with reason open-tool-call: the assistant event holding that call; null otherwise */
+            eventId: string | null;
             /** @description for a failed pass: its stage, reason and failureKind (null for a failure recorded before failures carried one, 2026-12-04); null otherwise */
             failure: {
                 failureKind: ("credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "other") | null;
@@ -538,6 +540,8 @@ export interface components {
             tokensBefore: number;
             /** @description tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved), in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars) */
             tokensSaved: number;
+            /** @description with reason open-tool-call: the tool call whose turn held the cut back (as the pass's answer named it); null otherwise */
+            toolCallId: string | null;
             trigger: components["schemas"]["Trigger"] | null;
             /** @description with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures */
             triggerStillFires: boolean | null;

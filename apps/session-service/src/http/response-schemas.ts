@@ -681,6 +681,11 @@ export const CompactionHistoryItemSchema = named(
       .enum(['within-limit', 'newest-turn-only', 'open-tool-call'])
       .nullable()
       .describe('with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise'),
+    toolCallId: z
+      .string()
+      .nullable()
+      .describe("with reason open-tool-call: the tool call whose turn held the cut back (as the pass's answer named it); null otherwise"),
+    eventId: z.string().nullable().describe('with reason open-tool-call: the assistant event holding that call; null otherwise'),
     origin: z.enum(['command', 'auto']),
     requestedBy: RequestedBySchema.nullable().describe(
       'with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was',

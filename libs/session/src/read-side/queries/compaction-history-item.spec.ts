@@ -102,3 +102,36 @@ describe('compactionHistoryItem: from and policyRevision', () => {
     ]);
   });
 });
+
+describe('compactionHistoryItem: the call an open-tool-call noop names', () => {
+  let store: ReadModelStore;
+  beforeEach(() => {
+    store = ReadModelStore.open(':memory:');
+  });
+  afterEach(() => store.close());
+
+  it('a noop open-tool-call answers the call and the event holding it, as recorded; other decisions answer null', () => {
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hello'));
+    Object.assign(log.completed('s1', 'c1').data as CompactionCompletedData, {
+      outcome: 'noop',
+      reason: 'open-tool-call',
+      toolCallId: 'call_7',
+      eventId: 'a3',
+    });
+    Object.assign(log.completed('s1', 'c2').data as CompactionCompletedData, { outcome: 'noop', reason: 'within-limit' });
+    log.completed('s1', 'c3');
+    log.failed('s1', 'c4');
+    new SessionProjector(store).applyBatch(log.events);
+    expect(
+      listCompactions(store, 'default', 's1')!
+        .map(compactionHistoryItem)
+        .map((c) => [c.compactionId, c.outcome, c.reason, c.toolCallId, c.eventId]),
+    ).toEqual([
+      ['c1', 'noop', 'open-tool-call', 'call_7', 'a3'],
+      ['c2', 'noop', 'within-limit', null, null],
+      ['c3', 'compacted', null, null, null],
+      ['c4', 'failed', null, null, null],
+    ]);
+  });
+});

@@ -43,6 +43,12 @@ export interface CompactionHistoryItem {
   outcome: 'compacted' | 'noop' | 'failed';
   /** With outcome `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`); null otherwise. */
   reason: NoopReason['reason'] | null;
+  /**
+   * With reason `open-tool-call`: the tool call whose turn held the cut back, and the assistant
+   * event holding it (as the pass's answer named them, DESIGN §3.6); null otherwise.
+   */
+  toolCallId: string | null;
+  eventId: string | null;
   /** `command` (POST …/compactions) or `auto` (the session's policy). */
   origin: 'command' | 'auto';
   /**
@@ -164,10 +170,13 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   const failure = record.data as CompactionFailedData;
   const summarizer = recordedDecisionSummarizer(record.data, record.summary);
   const figures = decisionFigures(record.data);
+  const blockedBy = record.outcome === 'noop' && completed.reason === 'open-tool-call' ? completed : null;
   return {
     compactionId: record.compactionId,
     outcome: record.outcome,
     reason: record.outcome === 'noop' ? (completed.reason ?? 'within-limit') : null,
+    toolCallId: blockedBy?.toolCallId ?? null,
+    eventId: blockedBy?.eventId ?? null,
     origin: record.data.origin === 'auto' ? 'auto' : 'command',
     requestedBy: record.data.requestedBy ?? null,
     from: record.data.origin === 'auto' || record.data.from === 'policy' ? 'policy' : 'request',
