@@ -254,17 +254,29 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   }
 
   /**
-   * One warn line for a recorded automatic `noop` `open-tool-call` that leaves the trigger firing
-   * (recorded once per wait period, DESIGN §3.5, so at most one line per period per session): the
-   * session is over its trigger and a tool call's turn holds the cut back. When that call is the
-   * session's first, answered long ago, the cause is usually writers that append tool answers after
-   * another writer's next user message, which pins the whole session (see the README).
+   * One warn line for a recorded automatic `noop` that leaves the trigger firing: a policy that
+   * cannot be met (DESIGN §3.5; recorded once per wait period, so at most one line per period per
+   * session), saying why nothing could be archived and what to change:
+   * - `open-tool-call`: a tool call's turn holds the cut back. When that call is the session's
+   *   first, answered long ago, the cause is usually writers that append tool answers after another
+   *   writer's next user message, which pins the whole session (see the README);
+   * - `within-limit`: the strategy finds nothing to archive, so what it keeps is over the trigger:
+   *   the trigger asks for a smaller window than the strategy leaves;
+   * - `newest-turn-only`: the window is its newest turn alone (with pinned system messages), which
+   *   no strategy archives.
+   * `estimator`: the policy's, naming the unit of the window's size.
    */
-  private warnIfPinned(tenantId: string, sessionId: string, answer: CompactionAnswer): void {
-    if (answer.outcome !== 'noop' || answer.reason !== 'open-tool-call' || !answer.recorded || answer.triggerStillFires !== true) return;
-    this.logger.warn(
-      `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) is over its trigger and its automatic pass archived nothing: tool call ${JSON.stringify(answer.toolCallId)} (event ${JSON.stringify(answer.eventId)}) holds the cut back (open-tool-call; ${answer.tokensBefore} tokens in the window). If that call was answered long ago, a tool answer was appended after a later user message (writers interleaving answers and user messages pin the session from that call on): post each tool answer before the session's next user message, or give each worker its own session`,
-    );
+  private warnIfUnmet(tenantId: string, sessionId: string, answer: CompactionAnswer, estimator: string): void {
+    if (answer.outcome !== 'noop' || !answer.recorded || answer.triggerStillFires !== true) return;
+    const session = `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) is over its trigger and its automatic pass archived nothing`;
+    const size = `${answer.tokensBefore} ${estimator === 'chars' ? 'UTF-16 code units' : `${estimator} tokens`} in the window`;
+    const why =
+      answer.reason === 'open-tool-call'
+        ? `tool call ${JSON.stringify(answer.toolCallId)} (event ${JSON.stringify(answer.eventId)}) holds the cut back (open-tool-call; ${size}). If that call was answered long ago, a tool answer was appended after a later user message (writers interleaving answers and user messages pin the session from that call on): post each tool answer before the session's next user message, or give each worker its own session`
+        : answer.reason === 'newest-turn-only'
+          ? `the window is its newest turn alone, with the pinned system messages (newest-turn-only; ${size}), and the newest turn is never archived: it stays over the trigger until a user message starts the next turn; raise the trigger above the size of one turn`
+          : `the strategy finds nothing to archive (within-limit; ${size}): what it keeps is over the trigger, so the trigger asks for a smaller window than the strategy leaves; keep less (a lower maxEvents, maxTurns, maxTokens or maxEventsToKeep, fewer keepTurns, a lower summarizeAtTokens) or raise the trigger`;
+    this.logger.warn(`${session}: ${why}; the next automatic pass waits for the window to grow (DESIGN §3.5)`);
   }
 
   /** One automatic pass of the session (`unclaimed`: without asking for its claim, after the longest wait for it). */
@@ -296,7 +308,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       } finally {
         if (held) await this.claims.release(held, tenantId, sessionId);
       }
-      if (!answer.replayed) this.warnIfPinned(tenantId, sessionId, answer);
+      if (!answer.replayed) this.warnIfUnmet(tenantId, sessionId, answer, policy.estimator);
       // Abandoned (its policy changed while it ran) or outrun by appends: the policy now in force is looked at again.
       if (answer.outcome === 'conflict') {
         const run = this.running.get(key);
