@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { useService } from '../support/service-harness';
+import { API_ERROR_CODES, type ApiErrorCode, type ErrorCodeInfo } from '../../apps/session-service/src/http/error-codes';
 
 interface BadRequest {
   name: string;
@@ -2269,6 +2270,9 @@ describe('malformed requests', () => {
     expect(typeof res.body.message).toBe('string');
     expect(res.body.message).toMatch(c.mentions);
     if (c.parameter !== undefined) expect({ parameter: res.body.parameter, field: res.body.field }).toEqual({ parameter: c.parameter, field: undefined });
+    // The details the document makes required for the code (a typed client reads them once it has checked the code).
+    const declared: readonly string[] = (API_ERROR_CODES[c.code as ApiErrorCode] as ErrorCodeInfo).details ?? [];
+    expect(declared.filter((detail) => typeof res.body[detail] !== 'string')).toEqual([]);
     expect(await harness.service.store.headPosition()).toBe(before);
   });
 

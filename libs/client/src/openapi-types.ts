@@ -2177,7 +2177,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -2554,7 +2558,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "invalid_session_id" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -2922,7 +2934,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -3283,7 +3299,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -3662,7 +3686,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request";
+                        code: "invalid_path" | "malformed_request";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -4073,7 +4105,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_query" | "cursor_expired" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -4469,7 +4509,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_parameter" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                        code: "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_parameter";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -4887,7 +4939,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -5275,7 +5335,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -5665,7 +5733,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -6152,7 +6228,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_request" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                        code: "invalid_request" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -6634,10 +6718,22 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_request" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "invalid_message";
+                        code: "invalid_request" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_message";
                         parameter: string;
                     });
                 };
@@ -7106,7 +7202,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -7510,7 +7614,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_parameter" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                        code: "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_parameter";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -7960,7 +8076,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range";
+                        code: "invalid_path" | "malformed_request" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                        parameter: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_session_id";
+                        parameter: string;
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";

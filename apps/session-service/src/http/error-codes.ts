@@ -32,13 +32,15 @@ export const API_ERROR_CODES = {
     status: 400,
     description:
       'a body field or query parameter is invalid, unknown or given twice, an identity filter (userId, compactionId) is sent empty, or a DELETE carries a body (parameter names it; (body) for the whole body); a missing required field also names the unknown keys sent beside it, suggesting a near miss (did you mean …?)',
+    details: ['parameter'],
   },
   invalid_parameter: {
     status: 400,
     description:
       'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents); on POST …/compactions also strategy left out on a session without a policy, and trigger or estimator sent without a strategy',
+    details: ['parameter'],
   },
-  invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
+  invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)', details: ['parameter'] },
   invalid_query: { status: 400, description: "recall's q, or a list or recall cursor, is invalid" },
   cursor_expired: {
     status: 400,
@@ -49,6 +51,7 @@ export const API_ERROR_CODES = {
     status: 400,
     description:
       "a session id (in the path or recall's sessionId filter) is not 1 to 128 ASCII letters, digits or _ - : @ . (recall's sessionId sent empty too)",
+    details: ['parameter'],
   },
   invalid_path: { status: 400, description: 'the path is not valid percent-encoded UTF-8' },
   invalid_query_encoding: {
