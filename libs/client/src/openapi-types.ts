@@ -2870,7 +2870,7 @@ export interface operations {
                 limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
-                /** @description only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince */
+                /** @description only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince, which must then be earlier (else 400) */
                 updatedBefore?: string;
                 /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;

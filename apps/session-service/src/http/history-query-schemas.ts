@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { LENGTH_UNIT, MAX_CURSOR_LENGTH } from '@lib/session';
-import { dateTimeParam, integerInRange, revisionText } from './request-schemas';
+import { dateTimeParam, integerInRange, orderedTimeRange, revisionText } from './request-schemas';
 import { identityFilter } from './validate';
 
 const position = revisionText().describe(
@@ -25,27 +25,29 @@ const cursor = z
   );
 
 /** `GET /v1/sessions`. */
-export const sessionListQuery = z.strictObject({
-  userId: identityFilter(
-    z
-      .string()
-      .min(1, { message: 'must not be empty' })
-      .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
-      .optional()
-      .describe('only sessions of this user'),
-    { give: 'a user id', without: 'list the sessions of every user of the tenant' },
-  ),
-  updatedSince: dateTimeParam().optional().describe("only sessions active at or after this time (ISO-8601; an offset's + sent as %2B)"),
-  updatedBefore: dateTimeParam()
-    .optional()
-    .describe(
-      "only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince",
+export const sessionListQuery = z
+  .strictObject({
+    userId: identityFilter(
+      z
+        .string()
+        .min(1, { message: 'must not be empty' })
+        .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
+        .optional()
+        .describe('only sessions of this user'),
+      { give: 'a user id', without: 'list the sessions of every user of the tenant' },
     ),
-  estimator: estimator.optional(),
-  limit: limit.optional(),
-  cursor: cursor.optional(),
-  minPosition: position.optional(),
-});
+    updatedSince: dateTimeParam().optional().describe("only sessions active at or after this time (ISO-8601; an offset's + sent as %2B)"),
+    updatedBefore: dateTimeParam()
+      .optional()
+      .describe(
+        "only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince, which must then be earlier (else 400)",
+      ),
+    estimator: estimator.optional(),
+    limit: limit.optional(),
+    cursor: cursor.optional(),
+    minPosition: position.optional(),
+  })
+  .refine(...orderedTimeRange('updatedSince', 'updatedBefore'));
 
 /** `GET /v1/sessions/:sessionId`. */
 export const sessionQuery = z.strictObject({ estimator: estimator.optional(), minPosition: position.optional() });

@@ -227,6 +227,25 @@ export function dateTimeParamMessage(input: unknown): string {
  */
 export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input), '%2B');
 
+/**
+ * The one rule of a query's time range [`start`, `end`) (recall's `from`/`to`, the session list's
+ * `updatedSince`/`updatedBefore`), as the arguments of a zod `refine`: when both are given, `start`
+ * must be before `end`, compared at full precision (`utcExactTime`: nanoseconds, offsets applied);
+ * an empty or inverted range matches nothing, so it is a client's mistake: 400 `validation_failed`
+ * at `start` (`<start>: must be earlier than <end>`).
+ */
+export function orderedTimeRange<S extends string, E extends string>(
+  start: S,
+  end: E,
+): [check: (q: Partial<Record<S | E, string>>) => boolean, params: { message: string; path: string[] }] {
+  const check = (q: Partial<Record<S | E, string>>): boolean => {
+    const from = q[start];
+    const to = q[end];
+    return !from || !to || utcExactTime(from) < utcExactTime(to);
+  };
+  return [check, { message: `must be earlier than ${end}`, path: [start] }];
+}
+
 /** A year past 9999: five or more digits, or ISO-8601's expanded (signed) years. */
 const EXPANDED_YEAR = /^(?:[+-]?\d{5,}|[+-]\d{4})-\d\d-\d\d/;
 /** Second 60 (a leap second) in an otherwise ISO-8601 date-time, with its fraction when it has one (`:60.5`: still second 60). */
@@ -899,7 +918,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .optional(),
       minPosition: minPosition.optional(),
     })
-    .refine((q) => !q.from || !q.to || utcExactTime(q.from) < utcExactTime(q.to), { message: 'must be earlier than to', path: ['from'] });
+    .refine(...orderedTimeRange('from', 'to'));
   return { nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
 
