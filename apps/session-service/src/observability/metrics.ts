@@ -74,11 +74,11 @@ export class ServiceMetrics {
     'event_store_writable',
     'Whether the last write to the event store succeeded: 0 while writes fail (503 store_unavailable; reads may still answer, see event_store_up), 1 otherwise',
   );
-  /** Writes (appends, stream deletions) the store failed (503 `store_unavailable`), by the cause's `code` (`writeFailureCode` in store-write-health.ts). */
+  /** Writes (appends, stream deletions) the store failed (503 `store_unavailable`), by the cause's `code` (`writeFailureCode` in store-write-health.ts); not those refused up front while the read models' disk is full. */
   readonly storeWriteFailures = counter(
     this.registry,
     'event_store_write_failures_total',
-    "Writes to the event store that failed (answered 503 store_unavailable), by the cause's code (e.g. SQLITE_BUSY, ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none, outcome_unknown when the answer was lost)",
+    "Writes to the event store that failed (answered 503 store_unavailable), by the cause's code (e.g. SQLITE_BUSY, ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none, outcome_unknown when the answer was lost); writes refused without trying the store while read_models_full is 1 are not counted",
     ['code'],
   );
   /** 1 once a read, a command, the projector or the decisions feed found the read models damaged (503 `read_models_damaged`) until the restart that rebuilds them, else 0. */

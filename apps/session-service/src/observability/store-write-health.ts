@@ -140,7 +140,7 @@ export class StoreWriteHealth implements OnModuleDestroy {
     const probed = this.probeWrite ? ` or a write probe (every ${this.probeIntervalMs / 1000} s) finds the store writable` : '';
     if (this.outages.observe(error.message, now))
       this.logger.warn(
-        `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)}); they answer 503 store_unavailable and /health says degraded (store.lastWriteError) until a write succeeds${probed}; the next failures are not logged one by one`,
+        `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)}); they answer 503 store_unavailable and /health says degraded (store.lastWriteError; unavailable while the store does not answer reads either) until a write succeeds${probed}; the next failures are not logged one by one`,
       );
     this.startProbing();
   }

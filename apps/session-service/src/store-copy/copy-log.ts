@@ -146,7 +146,7 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     say(`emptied the partial copy in the target (${held.events} events, head position ${held.head}; ${describeCopyMarker(partial)})`);
   } else if (held.events > 0n || held.streams > 0n || held.head > 0n)
     throw new CopyRefusedError(
-      `the target is not empty (${held.events} events, ${held.streams} streams, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use${options.emptyPartialTarget ? '; --empty-partial-target empties only a partial copy this command marked (es_copy_in_progress), and this target has no such mark' : ''}`,
+      `the target is not empty (${held.events} events, ${held.streams} streams, deleted ones included, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use${options.emptyPartialTarget ? '; --empty-partial-target empties only a partial copy this command marked (es_copy_in_progress), and this target has no such mark' : ''}`,
     );
   // Marked before the first event is written, unmarked once verified: a copy killed meanwhile leaves a target the stores refuse to serve.
   await into.markCopyInProgress({ started: new Date(now()), source: sourceName, pid: process.pid, host: os.hostname() });
