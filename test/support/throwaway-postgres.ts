@@ -32,12 +32,20 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Tries of {@link ThrowawayPostgres.create} on free ports whose bind failed: the port was taken between its pick and the start. */
+const PORT_TRIES = 5;
+
 /** A running throwaway cluster. */
 export class ThrowawayPostgres {
   private constructor(
     readonly dir: string,
-    readonly port: number,
+    private listenPort: number,
   ) {}
+
+  /** The port it listens on. */
+  get port(): number {
+    return this.listenPort;
+  }
 
   /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication). */
   get url(): string {
@@ -46,15 +54,45 @@ export class ThrowawayPostgres {
 
   /**
    * Creates the cluster (initdb, no fsync: it is thrown away) and starts it, on `options.port` when
-   * given (a test's own port block), else on a free port.
+   * given (a test's own port block), else on a free port: picked before `initdb`, it may be taken by
+   * the time the server binds it (an outgoing connection of a parallel test gets it from the same
+   * ephemeral range; CI saw `could not bind IPv4 address "127.0.0.1": Address already in use`), so
+   * such a start is tried again on another free port, up to {@link PORT_TRIES} times.
+   * `pickPort`: how a free port is picked (default: the OS's pick of one nothing listens on; a spec
+   * gives a taken one first).
+   * @throws Error (`pg_ctl`'s) when the server does not start for another reason, or on a given port.
    */
-  static async create(options: { port?: number } = {}): Promise<ThrowawayPostgres> {
+  static async create(options: { port?: number; pickPort?: () => Promise<number> } = {}): Promise<ThrowawayPostgres> {
+    const pickPort = options.pickPort ?? freePort;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-throwaway-'));
     if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', dir]);
-    const cluster = new ThrowawayPostgres(dir, options.port ?? (await freePort()));
+    const cluster = new ThrowawayPostgres(dir, options.port ?? (await pickPort()));
     cluster.run('initdb', ['-D', path.join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
-    cluster.start();
-    return cluster;
+    for (let tried = 1; ; tried++) {
+      const logged = cluster.serverLogSize();
+      try {
+        cluster.start();
+        return cluster;
+      } catch (err) {
+        if (options.port !== undefined || tried >= PORT_TRIES || !cluster.serverLogSince(logged).includes('Address already in use')) {
+          fs.rmSync(dir, { recursive: true, force: true });
+          throw err;
+        }
+        cluster.listenPort = await pickPort();
+      }
+    }
+  }
+
+  /** Bytes of the server's log so far (0 before the first start). */
+  private serverLogSize(): number {
+    const log = path.join(this.dir, 'server.log');
+    return fs.existsSync(log) ? fs.statSync(log).size : 0;
+  }
+
+  /** What the server logged after its first `from` bytes. */
+  private serverLogSince(from: number): string {
+    const log = path.join(this.dir, 'server.log');
+    return fs.existsSync(log) ? fs.readFileSync(log).subarray(from).toString('utf8') : '';
   }
 
   /** Starts the server and waits until it accepts connections. */
