@@ -33,6 +33,16 @@ export interface ThrowawayNats {
   signal(signal: NodeJS.Signals): void;
 }
 
+/** Starts of {@link startThrowawayNatsWith} on picked ports whose server exited before accepting a connection. */
+const PORT_TRIES = 5;
+
+/** The throwaway server exited before it accepted a connection (e.g. its port was taken). */
+class ExitedBeforeAcceptingError extends Error {
+  constructor(code: number) {
+    super(`the throwaway nats-server exited (code ${code}) before it accepted a connection`);
+  }
+}
+
 /** A loopback port nothing listens on now (the OS's pick, released at once): for a server started later on it. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -76,32 +86,43 @@ export async function startThrowawayNatsWith(
   port?: number,
 ): Promise<ThrowawayNats> {
   if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');
+  const binary = NATS_SERVER_BINARY;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
   const storeDir = path.join(dir, 'js');
-  port ??= await freePort();
   const config = path.join(dir, 'nats.conf');
-  fs.writeFileSync(config, makeConfig(`127.0.0.1:${port}`, storeDir));
-  let server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
-  const url = `nats://127.0.0.1:${port}`;
+  let server!: ChildProcess;
+  let url = '';
   let nc: NatsConnection | undefined;
-  try {
-    await eventually(
-      async () => {
-        try {
-          nc = await connect({ servers: url, timeout: 1000, ...credentials });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      20_000,
-      'the throwaway nats-server to accept connections',
-    );
-  } catch (err) {
-    // Never leave the server running (a configuration whose credentials do not match, a server that hangs).
-    server.kill('SIGKILL');
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
+  // A port picked here may be taken before the server binds it (an outgoing connection of a parallel test
+  // gets it from the same ephemeral range): a server that exits before it accepts is started again on another.
+  for (let tried = 1; ; tried++) {
+    const listen = port ?? (await freePort());
+    fs.writeFileSync(config, makeConfig(`127.0.0.1:${listen}`, storeDir));
+    server = spawn(binary, ['-c', config], { stdio: 'ignore' });
+    url = `nats://127.0.0.1:${listen}`;
+    const started = server;
+    try {
+      await eventually(
+        async () => {
+          if (started.exitCode !== null) throw new ExitedBeforeAcceptingError(started.exitCode);
+          try {
+            nc = await connect({ servers: url, timeout: 1000, ...credentials });
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        20_000,
+        'the throwaway nats-server to accept connections',
+      );
+      break;
+    } catch (err) {
+      // Never leave the server running (a configuration whose credentials do not match, a server that hangs).
+      server.kill('SIGKILL');
+      if (err instanceof ExitedBeforeAcceptingError && port === undefined && tried < PORT_TRIES) continue;
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
   }
   return {
     url,
