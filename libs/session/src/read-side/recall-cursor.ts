@@ -118,7 +118,10 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
     if (typeof r === 'number' && r > 0) throw refuse.outOfRange(`its last rank ${r} is above 0 (a rank is a negative BM25 score)`);
   } else if (s !== undefined || r !== undefined) throw refuse.malformed();
   if (f !== fingerprint)
-    throw new InvalidQueryError('cursor', 'belongs to another query; pass the nextCursor of the previous page unchanged, with the same q and filters');
+    throw new InvalidQueryError(
+      'cursor',
+      "belongs to another query or another tenant's search; pass the nextCursor of the previous page unchanged, with the same q and filters and the same tenant's API key",
+    );
   return {
     fingerprint: f,
     order,

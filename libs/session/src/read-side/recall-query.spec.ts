@@ -122,6 +122,15 @@ describe('searchRecall', () => {
     expect(pages).toBe(7);
     expect(seen.map((h) => h.eventId)).toEqual(all.items.map((h) => h.eventId));
     expect(new Set(seen.map((h) => h.eventId)).size).toBe(47);
+    // Another tenant's cursor, or another query's, is refused saying which it may be (newcomer ncrecall61 F2: it named only the query).
+    const next = searchRecall(paged, { tenantId: 'default', q: 'needle', limit: 7 }).nextCursor;
+    for (const other of [
+      { tenantId: 'acme', q: 'needle' },
+      { tenantId: 'default', q: 'hay' },
+    ])
+      expect(() => searchRecall(paged, { ...other, limit: 7, cursor: next })).toThrow(
+        "cursor: belongs to another query or another tenant's search; pass the nextCursor of the previous page unchanged, with the same q and filters and the same tenant's API key",
+      );
   });
 
   it('never lets FTS5 syntax reach SQLite', () => {
