@@ -81,6 +81,7 @@ export interface FakeReply {
  * - `no-choices`: HTTP 200 with valid JSON and an empty `choices` array.
  * - `reset-mid-answer`: HTTP 200 headers and the start of a body, then the connection is destroyed.
  * - `reset`: the request is read whole, then the connection is destroyed with no answer at all.
+ * - `redirect`: HTTP `status` (default 307) with `Location: <location>`, no body.
  */
 export type FakeFault =
   | { fault: 'timeout' }
@@ -95,7 +96,8 @@ export type FakeFault =
   | { fault: 'content-filter' }
   | { fault: 'no-choices' }
   | { fault: 'reset-mid-answer' }
-  | { fault: 'reset' };
+  | { fault: 'reset' }
+  | { fault: 'redirect'; location: string; status?: number };
 
 /** The names of the faults of {@link FakeFault}. */
 export type FakeFaultName = FakeFault['fault'];
@@ -314,6 +316,10 @@ export class FakeOpenAiServer {
         return;
       case 'status400':
         sendJson(res, 400, errorBody('the request was refused', fault.code ?? 'context_length_exceeded'));
+        return;
+      case 'redirect':
+        res.writeHead(fault.status ?? 307, { location: fault.location, 'content-length': '0' });
+        res.end();
         return;
       case 'status429':
         sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), {

@@ -585,6 +585,27 @@ describe('OpenAiSummarizer against the fake server', () => {
     if (!outcome.ok) expect(outcome.reason).not.toContain(API_KEY);
   });
 
+  it.each([301, 302, 303, 307, 308])(
+    'does not follow a redirect (HTTP %i) to another host: the conversation reaches only the configured endpoint, and the failure says why (newcomer ncsec62 F1)',
+    async (status) => {
+      const elsewhere = new FakeOpenAiServer({ defaultBehaviour: 'ANOTHER HOST' });
+      const other = await elsewhere.start();
+      try {
+        server.enqueue({ fault: 'redirect', status, location: `${other.url}/chat/completions` });
+        const outcome = await summarizer().summarize(request(3));
+        expect(elsewhere.requests).toHaveLength(0);
+        expect(server.requests).toHaveLength(1);
+        expect(outcome).toMatchObject({
+          ok: false,
+          failureKind: 'request_rejected',
+          reason: `the model endpoint answered a redirect: HTTP ${status}; redirects are not followed (conversation text goes only to OPENAI_BASE_URL): set OPENAI_BASE_URL to the endpoint itself`,
+        });
+      } finally {
+        await elsewhere.close();
+      }
+    },
+  );
+
   it('reports an unreachable endpoint', async () => {
     await server.close();
     const outcome = await summarizer().summarize(request(3));

@@ -402,6 +402,11 @@ export function describeCallError(err: unknown, attempts: Pick<AttemptLedger, 'm
       return failed('credentials', `the model endpoint rejected the credentials: HTTP ${status}${code}; check OPENAI_API_KEY`);
     if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
       return failed('endpoint_error', `model endpoint error: HTTP ${status}${code}${afterRetries}`);
+    if (typeof status === 'number' && status >= 300 && status < 400)
+      return failed(
+        'request_rejected',
+        `the model endpoint answered a redirect: HTTP ${status}; redirects are not followed (conversation text goes only to OPENAI_BASE_URL): set OPENAI_BASE_URL to the endpoint itself`,
+      );
     if (typeof status === 'number') {
       // no such model or route: the settings that name them
       if (status === 404 || err.code === 'model_not_found')
@@ -617,6 +622,9 @@ function errorName(err: unknown): string {
 
 /**
  * `fetch` for the `openai` client, one HTTP attempt per call:
+ * - a redirect (3xx) is not followed but answered as it is, which fails the call (`request_rejected`,
+ *   saying so): the request carries conversation text, and an endpoint must not send it to a host
+ *   the operator never configured;
  * - the answer's body is read whole before it resolves, so a connection lost while the answer
  *   arrives fails the attempt as a connection error (name {@link REPLY_CUT_OFF}), which the client
  *   retries as any other, instead of failing later as it parses the body; the attempt's timeout
@@ -639,7 +647,8 @@ const sameRealmErrorsFetch: typeof fetch = async (input, init) => {
   };
   let response: Response;
   try {
-    response = await fetch(input, init);
+    // A redirect is answered as it is, never followed: conversation text goes only to OPENAI_BASE_URL (newcomer ncsec62 F1).
+    response = await fetch(input, { ...init, redirect: 'manual' });
   } catch (err) {
     if (!refusedBeforeConnecting(err)) reached();
     throw sameRealmError(err);
