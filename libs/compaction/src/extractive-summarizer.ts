@@ -7,7 +7,7 @@ import { summaryTextBudget } from './summary-budget';
 import { scriptRuns, SPACELESS_LETTER } from './script-runs';
 import { fitTextToTokens } from './summary-chunks';
 import { graphemeBoundary } from './grapheme-boundary';
-import { truncateMiddle } from './text';
+import { OMISSION_MARKER, truncateMiddle } from './text';
 import { spacelessWordBoundary } from './word-boundary';
 import { codePointLength } from './text-length';
 import { foldRepeatedUserMessages, repeatedMessage, type FoldedEvent } from './repeated-user-messages';
@@ -1029,6 +1029,43 @@ function previousProse(prev: PreviousItems): string {
 }
 
 /**
+ * `body`, a middle cut of `text` (its head, one omission marker, its tail: see `fitTextToTokens`),
+ * with the title of the previous summary's group its tail continues written again after the marker
+ * when the cut took that title away: a tail that starts within a group (its `- ` items, its
+ * `- (+N more)` count) would otherwise read as more of the group the head ends in, e.g. a count of
+ * last events under `Earlier user messages:` (a property run, seed -1228711968). A tail starting
+ * inside an item keeps it an item (`- ` before it). Groups as {@link previousItems} reads them: a
+ * title line, then its `- ` lines. `body` as it is when it is whole, or its tail is in no group, or
+ * that group's title is before the marker.
+ */
+function titledAfterCut(text: string, body: string): string {
+  const titles = new Set(EARLIER_TITLES.map((t) => t.title));
+  for (const m of body.matchAll(OMISSION_MARKER)) {
+    const head = body.slice(0, m.index).trimEnd();
+    const tail = body.slice(m.index + m[0].length).trimStart();
+    if (!text.startsWith(head) || !text.endsWith(tail)) continue;
+    const tailStart = text.length - tail.length;
+    // the group in effect where the tail starts, and where its title is
+    let group: { title: string; at: number } | undefined;
+    let at = 0;
+    for (const line of text.split('\n')) {
+      const end = at + line.length;
+      if (titles.has(line.trim())) group = { title: line.trim(), at };
+      else if (!line.startsWith('- ')) group = undefined;
+      if (tailStart <= end) {
+        // a tail starting at a title line holds the title itself
+        if (group === undefined || group.at >= tailStart || group.at < head.length) return body;
+        const item = tailStart > at && !tail.startsWith('- ') ? `- ${tail}` : tail;
+        return `${body.slice(0, m.index + m[0].length).trimEnd()}\n${group.title}\n${item}`;
+      }
+      at = end + 1;
+    }
+    return body;
+  }
+  return body;
+}
+
+/**
  * The compact form used when even the smallest sectioned summary would exceed the budget (a small
  * pass): no header or headings, the previous summary's content then the archived events as they
  * are (one line each). When they do not fit, they are middle-truncated (between words) so the
@@ -1054,7 +1091,13 @@ function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudg
   const room = Math.max(textBudget, floor);
   // whole, when it fits and holds every identifier (the previous summary's list is not in the text)
   if (fitsTokens(text, room, estimator) && lacking(text).length === 0 && ids.dropped === 0) return text.trim();
-  const fitBody = (share: number) => fitTextToTokens(text, Math.max(0, Math.floor(share)), estimator, AT_WORDS).trim();
+  const fitBody = (share: number) => {
+    const fit = (units: number) => fitTextToTokens(text, Math.max(0, Math.floor(units)), estimator, AT_WORDS).trim();
+    const cut = fit(share);
+    const titled = titledAfterCut(text, cut);
+    // the title written again costs room: the text is cut for what it leaves (and titled again: the tail moved)
+    return titled === cut ? cut : titledAfterCut(text, fit(share - (estimator.count(titled) - estimator.count(cut))));
+  };
   const draft = fitBody(room * (1 - COMPACT_IDENTIFIER_SHARE));
   // what a line takes from the room: all its cost, but under the floor (a summary over its budget
   // anyway) its count is a marker as the omission marker is, and never eats into the floor's content

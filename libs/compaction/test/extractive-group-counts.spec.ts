@@ -99,6 +99,34 @@ describe('extractive summary: a folded summary’s groups count their own items 
       );
   });
 
+  it('a compact summary cut through the previous summary writes the title of the group its tail continues again after the cut (property seed -1228711968)', () => {
+    const call = 'Assistant [tool calls: get_reservation_details({"reservation_id":"AA000"})]';
+    const result = 'Tool [responses: get_reservation_details -> {"reservation_id": "AA000", "note": ""}]';
+    const s1 = extractiveSummary(summaryRequest(['Assistant: the', result], 78), { estimator: cl100k });
+    const a2 = [
+      call,
+      call,
+      call,
+      'Assistant: the',
+      'Assistant: the',
+      'User: m105z',
+      'Assistant: the',
+      'Assistant: the',
+      call,
+      'User: m109z AA000',
+      call,
+      result,
+    ];
+    a2.push('Assistant: the', 'Assistant: the', result, 'Assistant: the', result, result);
+    a2.push('Assistant [tool calls: get_reservation_details({"reservation_id":"AA001"})]', 'Assistant: the', 'Assistant: the');
+    const s2 = extractiveSummary(summaryRequest(a2, 121, [s1]), { estimator: cl100k });
+    // a budget of 1: the compact form, cut in the middle, through the previous summary's groups
+    const s3 = extractiveSummary(summaryRequest(['Assistant: the'], 1, [s2]), { estimator: cl100k });
+    // was `- m109z AA000 [… 87 characters omitted …] - Assistant: the`, then `- (+4 more)`: 4 last events read as user messages
+    expect(s3).toMatch(/^Earlier user messages:\n- m105z\n- m109z \[… \d+ characters omitted …\]\nEarlier last events:\n- Assistant: the\n- \(\+4 more\)\n/);
+    expect(earlierUserCount(s3)).toBe(0);
+  });
+
   const WORDS = ['the', 'flight', 'refund', 'please', 'check', 'booking', 'seat', 'window', 'my', 'again', 'cancel', 'tomorrow', 'card', 'bags'];
   const words = (min: number, max: number) => fc.array(fc.constantFrom(...WORDS), { minLength: min, maxLength: max }).map((w) => w.join(' '));
   const code = fc.stringMatching(/^[A-Z]{2}[0-9]{3,5}$/);

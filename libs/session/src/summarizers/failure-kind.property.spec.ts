@@ -22,6 +22,7 @@ const REASON_SHAPES: Array<[RegExp, CompactionFailureKind]> = [
   [/^the connection to the model endpoint (was lost while its answer arrived|failed after the request was sent) /, 'connection_lost'],
   [/^model endpoint error/, 'endpoint_error'],
   [/^model endpoint rejected the request: HTTP \d+( \([a-z_]+\))?$/, 'request_rejected'],
+  [/^the model endpoint answered a redirect: HTTP 3\d\d; redirects are not followed /, 'request_rejected'],
   [/^malformed JSON in the model reply$/, 'invalid_reply'],
   [/^aborted$/, 'aborted'],
   [/^unexpected error: /, 'other'],
