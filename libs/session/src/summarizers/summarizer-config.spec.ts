@@ -86,6 +86,16 @@ describe('summarizerFromEnv', () => {
       expect(summarizerFromEnv({ OPENAI_BASE_URL: base })).toBeInstanceOf(OpenAiSummarizer);
   });
 
+  it('refuses a base URL holding credentials, which fetch will not send (newcomer ncsec62 F2: accepted, then every call failed as connection_lost), and never shows them', () => {
+    for (const base of ['http://user:secret-pw@127.0.0.1:8080/v1', 'https://user@llm.internal/v1', 'https://:secret-pw@llm.internal/v1']) {
+      const err = configError({ OPENAI_BASE_URL: base, OPENAI_API_KEY: KEY });
+      expect(err.variable).toBe('OPENAI_BASE_URL');
+      expect(err.message).toContain('it holds credentials (user:password@)');
+      expect(err.message).toContain('give the key in OPENAI_API_KEY');
+      expect(err.message).not.toContain('secret-pw');
+    }
+  });
+
   it('says what is wrong with a base URL with a fragment, and accepts one with a query (Azure api-version)', () => {
     const err = configError({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1#deployment' });
     expect(err.message).toContain('fragment');

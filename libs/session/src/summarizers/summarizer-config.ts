@@ -106,8 +106,8 @@ export class SummarizerConfigError extends Error {
  * validated even when the extractive summarizer is chosen, so a typo never goes unnoticed.
  *
  * @throws SummarizerConfigError naming the variable (`OPENAI_BASE_URL` not an http(s) URL, one on
- *   port 0 or a port `fetch` refuses ({@link fetchBlockedPort}), or one with a fragment or a query parameter
- *   given twice,
+ *   port 0 or a port `fetch` refuses ({@link fetchBlockedPort}), one holding credentials (`user:password@`,
+ *   which `fetch` refuses to send), or one with a fragment or a query parameter given twice,
  *   `SUMMARIZER_MODEL` blank, a number out of range or not an integer). The message never
  *   contains the API key.
  */
@@ -156,6 +156,14 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
         mask: 'url',
         problem: 'port 0 is no port a server can be reached on, so every call would fail',
         fix: "use the endpoint's port, e.g. http://127.0.0.1:8080/v1 (or none for the scheme's default)",
+      });
+    if (url.username !== '' || url.password !== '')
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: 'it holds credentials (user:password@), which fetch refuses to send, so every call would fail before connecting',
+        fix: 'remove them from the URL and give the key in OPENAI_API_KEY (sent as Authorization: Bearer …), e.g. https://llm.internal.example/v1',
       });
     const blocked = fetchBlockedPort(url);
     if (blocked !== undefined) {
