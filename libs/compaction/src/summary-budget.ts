@@ -5,7 +5,6 @@
 import type { RecursiveSummarizationStrategy, RollingSummaryStrategy, SummaryRequest } from './compaction-types';
 import type { SummaryLengthLimit } from './summarizer-prompt';
 import type { TokenEstimator } from './token-estimators';
-import { defaultSummaryReserve } from './summary-chunks';
 
 /**
  * The budget of the summary a summarizing pass writes: the most its summary event should cost
@@ -65,16 +64,17 @@ export function summaryLengthLimit(
 /**
  * What a model is told about the length of its reply to a chunk that is not the last of a pass
  * (DESIGN §3.7: each chunk folds into the running summary): `limit` (the pass's, see
- * {@link summaryLengthLimit}), but at most the room the next calls keep for that reply,
- * {@link defaultSummaryReserve} of `maxInputTokens` (the summarizer's input bound) — in
- * characters for a `chars` session, as many characters as that room has tokens (a token is
- * rarely shorter than a character). Asked for the whole pass's budget, a model could reply with
- * more than the next call can carry (a newcomer saw calls told "at most about 47,292 tokens" with
- * a bound of 12,000), and such a reply fails the pass.
+ * {@link summaryLengthLimit}), but at most `room`, the most the next call can carry of that reply
+ * (`runningSummaryRoom` of the pass's request and the summarizer's input bound, in the
+ * summarizer's tokens: a quarter of the bound, less when the prompts take much of it), and at
+ * least {@link MIN_SUMMARY_LENGTH_TOKENS} — in characters for a `chars` session, as many
+ * characters as that room has tokens (a token is rarely shorter than a character). Asked for the
+ * whole pass's budget, a model could reply with more than the next call can carry (a newcomer saw
+ * calls told "at most about 47,292 tokens" with a bound of 12,000), and such a reply fails the pass.
  */
-export function runningSummaryLengthLimit(limit: SummaryLengthLimit, maxInputTokens: number): SummaryLengthLimit {
-  const room = Math.max(limit.unit === 'characters' ? 4 * MIN_SUMMARY_LENGTH_TOKENS : MIN_SUMMARY_LENGTH_TOKENS, defaultSummaryReserve(maxInputTokens));
-  return { max: Math.min(limit.max, room), unit: limit.unit };
+export function runningSummaryLengthLimit(limit: SummaryLengthLimit, room: number): SummaryLengthLimit {
+  const asked = Math.max(limit.unit === 'characters' ? 4 * MIN_SUMMARY_LENGTH_TOKENS : MIN_SUMMARY_LENGTH_TOKENS, room);
+  return { max: Math.min(limit.max, asked), unit: limit.unit };
 }
 
 /**

@@ -188,6 +188,65 @@ export function splitTextToTokens(text: string, maxTokens: number, estimator: To
 }
 
 /**
+ * How {@link planSummaryChunks} shares a call's room (estimator units) for `request` within
+ * `maxInputTokens`: `overlap` as it is sent (each text shortened to fit 15 % of the room) and the
+ * room it takes, `summaryHeader` (the previous-summary heading's cost), `afterOverlap` (what the
+ * prompt, the headings and the context leave), `reserve` (the room chunks 2… keep for the running
+ * summary: `summaryReserve`, by default {@link defaultSummaryReserve}, at most half of
+ * `afterOverlap`) and `firstSummaryCap` (the most previous summaries a chunk carries whole before
+ * its events: the running summary goes whole into the next call when it costs at most this, its
+ * joining blank line included).
+ * @throws InvalidParameterError (`maxInputTokens`) when the prompt leaves fewer than 32 units.
+ */
+function chunkRooms(request: SummaryRequest, maxInputTokens: number, estimator: TokenEstimator, options: { summaryReserve?: number }) {
+  const empty: SummaryRequest = { ...request, currentSummaries: [], toSummarize: [], overlap: [] };
+  const fixed = summarizerInputCost(empty, estimator);
+  const available = maxInputTokens - fixed - JOIN_SLACK;
+  const minimum = 32;
+  if (available < minimum) {
+    throw new InvalidParameterError('maxInputTokens', `at least ${fixed + JOIN_SLACK + minimum} (the prompt alone costs ${fixed})`);
+  }
+  // overlap: last chunk only, at most 15 % of the room
+  const overlapRoomMax = Math.floor(available * 0.15);
+  let overlap = request.overlap;
+  let overlapRoom = 0;
+  if (overlap.length > 0) {
+    const h = headerCost(SUMMARIZER_SECTION.context, estimator);
+    overlap = fitEach(overlap, Math.max(1, overlapRoomMax - h), estimator);
+    overlapRoom = h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
+  }
+  // room for the running summary in chunks 2…; chunk 1 has none, and carries whole the leading
+  // previous summaries that fit in about half its room (as many as fit, oldest first)
+  const summaryHeader = headerCost(SUMMARIZER_SECTION.previousSummary, estimator);
+  const afterOverlap = available - overlapRoom;
+  const reserve = Math.min(options.summaryReserve ?? defaultSummaryReserve(maxInputTokens), Math.floor(afterOverlap / 2));
+  const firstSummaryCap = Math.max(reserve, Math.floor(afterOverlap / 2)) - summaryHeader;
+  return { overlap, overlapRoom, summaryHeader, afterOverlap, reserve, firstSummaryCap };
+}
+
+/** A section heading's cost in a call: the heading and its blank line. */
+function headerCost(heading: string, estimator: TokenEstimator): number {
+  return estimator.count(heading) + 2;
+}
+
+/**
+ * The most a reply to a chunk that is not the last of a plan of `request` within
+ * `maxInputTokens` may cost (estimator units) and still go whole into the next call beside that
+ * call's events, as {@link planSummaryChunks} plans it: its reserve for the running summary, less
+ * the heading and the joining blank line, so a model that writes no more than it is asked never
+ * fails the pass (newcomer ncsumm62 F1: with a long `systemPrompt` a call was asked for a quarter
+ * of the bound while the next one kept less). Undefined when no plan fits the bound.
+ */
+export function runningSummaryRoom(request: SummaryRequest, maxInputTokens: number, estimator: TokenEstimator): number | undefined {
+  try {
+    const { reserve, firstSummaryCap } = chunkRooms(request, maxInputTokens, estimator, {});
+    return Math.max(0, Math.min(reserve, firstSummaryCap - 2));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Splits `request` so that every chunk's summarizer input ({@link buildSummarizerMessages},
  * system + user, counted with `estimator`) fits `maxInputTokens` (DESIGN §3.7).
  *
@@ -231,32 +290,8 @@ export function planSummaryChunks(
   }
   if (summarizerInputCost(request, estimator) <= maxInputTokens) return [request];
 
-  const empty: SummaryRequest = { ...request, currentSummaries: [], toSummarize: [], overlap: [] };
-  const fixed = summarizerInputCost(empty, estimator);
-  const available = maxInputTokens - fixed - JOIN_SLACK;
-  const minimum = 32;
-  if (available < minimum) {
-    throw new InvalidParameterError('maxInputTokens', `at least ${fixed + JOIN_SLACK + minimum} (the prompt alone costs ${fixed})`);
-  }
-  const headerCost = (heading: string) => estimator.count(heading) + 2;
-
-  // overlap: last chunk only, at most 15 % of the room
-  const overlapRoomMax = Math.floor(available * 0.15);
-  let overlap = request.overlap;
-  let overlapRoom = 0;
-  if (overlap.length > 0) {
-    const h = headerCost(SUMMARIZER_SECTION.context);
-    overlap = fitEach(overlap, Math.max(1, overlapRoomMax - h), estimator);
-    overlapRoom = h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
-  }
-
-  // room for the running summary in chunks 2…; chunk 1 has none, and carries whole the leading
-  // previous summaries that fit in about half its room (as many as fit, oldest first)
-  const summaryHeader = headerCost(SUMMARIZER_SECTION.previousSummary);
-  const afterOverlap = available - overlapRoom;
-  const reserve = Math.min(options.summaryReserve ?? defaultSummaryReserve(maxInputTokens), Math.floor(afterOverlap / 2));
+  const { overlap, summaryHeader, afterOverlap, reserve, firstSummaryCap } = chunkRooms(request, maxInputTokens, estimator, options);
   const laterSummaryRoom = summaryHeader + Math.max(0, reserve);
-  const firstSummaryCap = Math.max(reserve, Math.floor(afterOverlap / 2)) - summaryHeader;
   let leading = 0; // how many summaries go whole in chunk 1
   let leadingCost = 0;
   for (const text of request.currentSummaries) {

@@ -285,12 +285,12 @@ describe('OpenAiSummarizer against the fake server', () => {
 
   it("tells the model the summary budget (the session estimator's unit) at the end of every call, within the input bound", async () => {
     server.setDefault((req) => `RECAP-${req.index}`);
-    const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 400 };
+    const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 300 };
     const chars = getEstimator('chars');
     const outcome = await summarizer({ maxInputTokens: 1500, estimator: chars }).summarize(budgeted, { estimator: chars });
     expect(outcome.ok).toBe(true);
     expect(server.calls).toBeGreaterThan(1);
-    const textBudget = 400 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
+    const textBudget = 300 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
     for (const r of server.requests) {
       const user = r.messages[1].content as string;
       expect(user.endsWith(summaryLengthSection({ max: textBudget, unit: 'characters' }))).toBe(true);
@@ -316,9 +316,34 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(server.calls).toBeGreaterThan(2);
     const lengths = server.requests.map((r) => Number(/## Length: write at most about (\d+) characters/.exec(r.messages[1].content as string)?.[1]));
     const textBudget = 50_000 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
-    expect(lengths).toEqual([...Array<number>(server.calls - 1).fill(defaultSummaryReserve(1500)), textBudget]);
-    expect(runningSummaryLengthLimit({ max: 200, unit: 'tokens' }, 12_000)).toEqual({ max: 200, unit: 'tokens' });
-    expect(runningSummaryLengthLimit({ max: 47_292, unit: 'tokens' }, 12_000)).toEqual({ max: 3000, unit: 'tokens' });
+    // every reply the next call carries is asked for the one room the plans keep for it: at most a quarter of the bound
+    const asked = lengths[0];
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThanOrEqual(defaultSummaryReserve(1500));
+    expect(lengths).toEqual([...Array<number>(server.calls - 1).fill(asked), textBudget]);
+    expect(runningSummaryLengthLimit({ max: 200, unit: 'tokens' }, 3000)).toEqual({ max: 200, unit: 'tokens' });
+    expect(runningSummaryLengthLimit({ max: 47_292, unit: 'tokens' }, 3000)).toEqual({ max: 3000, unit: 'tokens' });
+  });
+
+  // Newcomer ncsumm62 F1: with a long systemPrompt every chunk was asked for a quarter of the bound, more than the next
+  // call keeps for the running summary, and a model writing 95 % of it failed the pass ("reply too long to carry").
+  it.each([
+    ['a 500-word systemPrompt, bound 1000', 'word '.repeat(500), 1000, 40],
+    ['the default prompt, bound 1000', undefined, 1000, 120],
+    ['a 2,000-word systemPrompt, bound 3000', 'word '.repeat(2000), 3000, 200],
+  ])('a model that writes all it is asked never fails a chunked pass: %s', async (_case, systemPrompt, maxInputTokens, archived) => {
+    const cl100k = getEstimator('cl100k_base');
+    // each reply: as many one-token words as the call asked for
+    server.setDefault((req) => {
+      const asked = Number(/## Length: write at most about (\d+) tokens/.exec(req.messages[1].content as string)?.[1] ?? 50);
+      return ' recap'.repeat(asked).trim();
+    });
+    const budgeted = { ...request(archived, 2), maxSummaryTokens: 50_000, ...(systemPrompt ? { systemPrompt } : {}) };
+    const outcome = await summarizer({ maxInputTokens, estimator: cl100k }).summarize(budgeted, { estimator: cl100k });
+    expect(server.calls).toBeGreaterThan(2);
+    expect(outcome).toMatchObject({ ok: true });
+    for (const r of server.requests)
+      expect(cl100k.count(r.messages[0].content as string) + cl100k.count(r.messages[1].content as string)).toBeLessThanOrEqual(maxInputTokens);
   });
 
   it('turns a reply cut off at the output limit (finish_reason length) into ok:false, never a truncated summary', async () => {

@@ -49,6 +49,7 @@ import {
   getEstimator,
   JOIN_SLACK,
   runningSummaryLengthLimit,
+  runningSummaryRoom,
   summaryLengthLimit,
   summaryLengthSection,
   type SummaryRequest,
@@ -199,12 +200,14 @@ export class OpenAiSummarizer implements Summarizer {
       return { ok: false, ...planFailure(err), ...usage };
     }
     const chunked = pending.length > 1;
+    // what the next call can carry of a reply, as the plans share the bound (the length section's cost taken off it)
+    const room = chunked ? (runningSummaryRoom(request, this.settings.maxInputTokens - reserved, this.estimator) ?? 0) : 0;
     let running: string | null = null;
     while (pending.length > 0) {
       const chunk = pending[0];
       const prefix = chunked ? `chunk ${++chunkCalls}: ` : '';
       // a reply that the next call carries is asked for no more than the room that call keeps for it
-      const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, this.settings.maxInputTokens) : lengthLimit;
+      const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, room) : lengthLimit;
       const { system, user } = buildSummarizerMessages(chunk, limit ? { lengthLimit: limit } : {});
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       // every HTTP attempt of this call (the client's retries included) is entered in `attempts` by the fetch
