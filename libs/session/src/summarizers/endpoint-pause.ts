@@ -62,9 +62,15 @@ export const SYSTEM_PAUSE_CLOCK: PauseClock = {
  * bound `maxWaitMs` (see {@link EndpointPause.waitOut}).
  */
 export class EndpointPausedError extends Error {
+  /**
+   * `remainingMs`: what is left of the pause (ms); `maxWaitMs`: the longest a call waits; `endsAtMs`:
+   * when the pause ends (ms since the epoch), the same for every call it refuses (a reason that
+   * names it stays one reason: newcomer ncsumm62 F2, a countdown made one reason per second).
+   */
   constructor(
     readonly remainingMs: number,
     readonly maxWaitMs: number,
+    readonly endsAtMs: number,
   ) {
     super(`the endpoint is paused (rate limited) for ${remainingMs} ms more, over the bound of ${maxWaitMs} ms`);
     this.name = 'EndpointPausedError';
@@ -160,7 +166,7 @@ export class EndpointPause {
     for (;;) {
       const left = this.remainingMs();
       if (left > 0) {
-        if (left > maxWaitMs) throw new EndpointPausedError(left, maxWaitMs);
+        if (left > maxWaitMs) throw new EndpointPausedError(left, maxWaitMs, this.endsAtMs);
         await this.clock.sleep(left, signal);
       } else if (!this.halfOpen) {
         return NOT_THE_PROBE;

@@ -40,7 +40,7 @@ const fault: fc.Arbitrary<unknown> = fc.oneof(
   apiError,
   fc.record({ code }).map(({ code: c }) => new OpenAI.APIError(undefined, c === undefined ? undefined : { code: c }, 'no status', undefined)),
   fc.tuple(apiError, fc.integer({ min: 60_001, max: 10_000_000 })).map(([failure, wait]) => new RetryWaitTooLongError(failure, wait, 60_000)),
-  fc.integer({ min: 60_001, max: 3_600_000 }).map((left) => new EndpointPausedError(left, 60_000)),
+  fc.integer({ min: 60_001, max: 3_600_000 }).map((left) => new EndpointPausedError(left, 60_000, Date.UTC(2026, 11, 6) + left)),
   fc.constant(new OpenAI.APIConnectionTimeoutError()),
   fc.constant(new OpenAI.APIUserAbortError()),
   fc

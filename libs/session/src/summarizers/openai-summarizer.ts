@@ -370,12 +370,13 @@ export function describeCallError(err: unknown, attempts: Pick<AttemptLedger, 'm
     );
   }
   if (err instanceof EndpointPausedError) {
-    const left = Math.ceil(err.remainingMs / 1000);
+    // the pause's end (to the second, rounded up), not a countdown: every call it refuses gives the same reason
+    const until = new Date(Math.ceil(err.endsAtMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     const bound = Math.ceil(err.maxWaitMs / 1000);
     const outcome = attempts.made === 0 ? 'no call made' : 'not retried';
     return failed(
       'rate_limited',
-      `rate limited: every call to the model endpoint is paused after its HTTP 429 for ${left} s more, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`,
+      `rate limited: every call to the model endpoint is paused after its HTTP 429 until ${until}, longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): ${outcome}`,
     );
   }
   if (err instanceof APIUserAbortError) return failed('aborted', 'aborted');
