@@ -525,7 +525,9 @@ describe('OpenAiSummarizer against the fake server', () => {
       expect(await s.summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/asked to wait 3600 s before a retry/), calls: 1 });
       expect(await first).toMatchObject({
         ok: false,
-        reason: expect.stringMatching(/^rate limited: every call to the model endpoint is paused after its HTTP 429 until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, .*: not retried$/),
+        reason: expect.stringMatching(
+          /^rate limited: every call to the model endpoint is paused after its HTTP 429 until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, .*: not retried$/,
+        ),
         calls: 1,
         retries: 0,
       });
