@@ -6,7 +6,7 @@
 import type { Strategy } from './compaction-types';
 import { InvalidParameterError } from './invalid-parameter-error';
 import { JOIN_SLACK, MIN_EVENT_ROOM, summarizerInputCost } from './summary-chunks';
-import { SUMMARIZER_SECTION } from './summarizer-prompt';
+import { SUMMARIZER_SECTION, summaryLengthSection } from './summarizer-prompt';
 import type { TokenEstimator } from './token-estimators';
 
 /** The fixed parts of a summarizer request: the strategy's prompts and how many overlap events go with it. */
@@ -20,11 +20,20 @@ export interface SummarizerPromptParts {
 /** Largest bound {@link minimumSummarizerInputTokens} searches, estimator units. */
 const MAX_SEARCHED_BOUND = 100_000_000;
 
-/** Cost of the fixed parts that do not depend on the bound: system prompt, empty user sections, shadow prompt. */
+/**
+ * Cost of the fixed parts that do not depend on the bound: system prompt, empty user sections,
+ * shadow prompt, and the length instruction every call ends with (at its longest: the model
+ * summarizer takes its cost off the bound before it plans; a bound that could not hold it used to
+ * drop it, and the model was told no length: newcomer ncsumm62 F1).
+ */
 function fixedCost(parts: SummarizerPromptParts, estimator: TokenEstimator): number {
   const empty = { systemPrompt: parts.systemPrompt, shadowPrompt: parts.shadowPrompt, currentSummaries: [], toSummarize: [], overlap: [], coveredIds: [] };
-  return summarizerInputCost(empty, estimator) + estimator.count(parts.shadowPrompt);
+  const lengthInstruction = estimator.count(summaryLengthSection({ max: LONGEST_LENGTH_ASKED, unit: 'characters' })) + JOIN_SLACK;
+  return summarizerInputCost(empty, estimator) + estimator.count(parts.shadowPrompt) + lengthInstruction;
 }
+
+/** The longest length a call's instruction names (a summary budget's digits are at most these many). */
+const LONGEST_LENGTH_ASKED = 999_999_999;
 
 function roomFor(fixed: number, headers: { summary: number; context: number }, overlapSize: number, maxInputTokens: number): number {
   const available = maxInputTokens - fixed - JOIN_SLACK;

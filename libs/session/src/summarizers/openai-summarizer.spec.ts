@@ -1,5 +1,7 @@
 import { getEventListeners } from 'node:events';
 import {
+  DEFAULT_SHADOW_PROMPT,
+  DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
   defaultSummaryReserve,
   formatEvent,
   getEstimator,
@@ -11,7 +13,7 @@ import {
 } from '@lib/compaction';
 import { FakeOpenAiServer, type FakeFault, type FakeOutcome } from '../../../../test/support/fake-openai-server';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
-import { summarizerFromEnv } from './summarizer-config';
+import { minimumSummarizerBound, summarizerFromEnv } from './summarizer-config';
 
 const API_KEY = 'sk-test-DO-NOT-LEAK-1234567890';
 
@@ -323,6 +325,22 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(lengths).toEqual([...Array<number>(server.calls - 1).fill(asked), textBudget]);
     expect(runningSummaryLengthLimit({ max: 200, unit: 'tokens' }, 3000)).toEqual({ max: 200, unit: 'tokens' });
     expect(runningSummaryLengthLimit({ max: 47_292, unit: 'tokens' }, 3000)).toEqual({ max: 3000, unit: 'tokens' });
+  });
+
+  // Newcomer ncsumm62 F1: at the least bound the start-up accepted (514), the length instruction did not fit and was
+  // dropped from every call, so the model was told no length; the least bound now counts it.
+  it('tells the model the length on every call at the least bound the start-up accepts', async () => {
+    const cl100k = getEstimator('cl100k_base');
+    server.setDefault((req) => `RECAP-${req.index}`);
+    const budgeted = { ...request(60, 2), systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT, shadowPrompt: DEFAULT_SHADOW_PROMPT, maxSummaryTokens: 50_000 };
+    const least = minimumSummarizerBound();
+    const outcome = await summarizer({ maxInputTokens: least, estimator: cl100k }).summarize(budgeted, { estimator: cl100k });
+    expect(outcome).toMatchObject({ ok: true });
+    expect(server.calls).toBeGreaterThan(2);
+    for (const r of server.requests) {
+      expect(r.messages[1].content).toMatch(/## Length: write at most about \d+ tokens/);
+      expect(cl100k.count(r.messages[0].content as string) + cl100k.count(r.messages[1].content as string)).toBeLessThanOrEqual(least);
+    }
   });
 
   // Newcomer ncsumm62 F1: with a long systemPrompt every chunk was asked for a quarter of the bound, more than the next
