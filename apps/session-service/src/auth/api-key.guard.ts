@@ -18,8 +18,31 @@ export const OPEN_MODE_TENANT = 'default';
 /** Name of the OpenAPI security scheme for the `X-Api-Key` header (the other is the bearer scheme). */
 export const API_KEY_HEADER_SCHEME = 'api-key';
 
-/** Extracts the API key of a request (`Authorization: Bearer <key>` first, else `X-Api-Key`), or undefined. */
-export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefined {
+/** A request whose raw header lines may be read (Fastify's, with Node's `IncomingMessage` as `raw`). */
+type KeyedRequest = Pick<FastifyRequest, 'headers'> & { raw?: { rawHeaders?: readonly string[] } };
+
+/**
+ * The key header (`Authorization` or `X-Api-Key`, as sent) a request gives on more than one header
+ * line, else undefined. Node keeps the first `Authorization` line and joins `X-Api-Key` lines, while
+ * a proxy in front may read another one: two lines would let the two disagree on who the caller is
+ * (newcomer ncsec62 F4), so such a request has no key ({@link apiKeyOf}) and is refused ({@link tenantOf}).
+ */
+export function repeatedKeyHeader(req: KeyedRequest): string | undefined {
+  const raw = req.raw?.rawHeaders;
+  if (!raw) return undefined;
+  const seen = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (name !== 'authorization' && name !== 'x-api-key') continue;
+    if (seen.has(name)) return raw[i];
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/** Extracts the API key of a request (`Authorization: Bearer <key>` first, else `X-Api-Key`), or undefined (none, or a key header given twice: {@link repeatedKeyHeader}). */
+export function apiKeyOf(req: KeyedRequest): string | undefined {
+  if (repeatedKeyHeader(req) !== undefined) return undefined;
   const header = req.headers.authorization;
   if (typeof header === 'string' && /^bearer\s/i.test(header)) return header.slice(7).trim();
   const key = req.headers['x-api-key'];
@@ -27,7 +50,7 @@ export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefin
 }
 
 /** A request once its tenant is known ({@link tenantOf}: set by the early key check, and by {@link ApiKeyGuard}). */
-export type TenantRequest = Pick<FastifyRequest, 'headers'> & { tenantId?: string };
+export type TenantRequest = KeyedRequest & { tenantId?: string };
 
 /** Each configured key's position in `API_KEYS` (1-based), by key map (made once per map). */
 const keyPositions = new WeakMap<ReadonlyMap<string, string>, Map<string, number>>();
@@ -37,7 +60,7 @@ const keyPositions = new WeakMap<ReadonlyMap<string, string>, Map<string, number
  * `API_KEYS` (1-based, as configuration errors name entries), never the key; undefined in open
  * development mode or for a key not configured. `apiKeys`: key → tenant, in `API_KEYS` order.
  */
-export function apiKeyLabelOf(req: Pick<FastifyRequest, 'headers'>, apiKeys: ReadonlyMap<string, string>): string | undefined {
+export function apiKeyLabelOf(req: KeyedRequest, apiKeys: ReadonlyMap<string, string>): string | undefined {
   if (apiKeys.size === 0) return undefined;
   let positions = keyPositions.get(apiKeys);
   if (!positions) keyPositions.set(apiKeys, (positions = new Map([...apiKeys.keys()].map((key, i) => [key, i + 1]))));
@@ -51,10 +74,13 @@ export function apiKeyLabelOf(req: Pick<FastifyRequest, 'headers'>, apiKeys: Rea
  * check before the body is read (`key-check-before-body.ts`) and {@link ApiKeyGuard} both make it here.
  * `apiKeys`: key → tenant (`API_KEYS`).
  * @throws UnauthorizedException (401 `unauthorized`) when keys are configured and the request has none
- *   (`this service needs an API key: send Authorization: Bearer <key>`) or an unknown one (`unknown API key`).
+ *   (`this service needs an API key: send Authorization: Bearer <key>`), an unknown one (`unknown API
+ *   key`), or a key header on two lines ({@link repeatedKeyHeader}).
  */
-export function tenantOf(req: Pick<FastifyRequest, 'headers'>, apiKeys: ReadonlyMap<string, string>): string {
+export function tenantOf(req: KeyedRequest, apiKeys: ReadonlyMap<string, string>): string {
   if (apiKeys.size === 0) return OPEN_MODE_TENANT;
+  const repeated = repeatedKeyHeader(req);
+  if (repeated !== undefined) throw new UnauthorizedException(`${repeated} is given on more than one header line: send the key once`);
   const key = apiKeyOf(req);
   const tenant = key ? apiKeys.get(key) : undefined;
   if (!tenant) throw new UnauthorizedException(key ? 'unknown API key' : 'this service needs an API key: send Authorization: Bearer <key>');
