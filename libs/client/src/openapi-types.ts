@@ -659,7 +659,7 @@ export interface components {
          *     - invalid_subject (400, NATS only): the subject is not <prefix>.commands.<tenant>.<session>.<kind>
          *     - invalid_reply_to (400, NATS only): Reply-To (its name in any letter case) is not a reply inbox, is empty, or is given twice with different values; nothing applied
          *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it; or the id is sent only under another spelling of Nats-Msg-Id (e.g. nats-msg-id), which JetStream does not de-duplicate on
-         *     - unauthorized (401): API keys are configured and the request has none or an unknown one
+         *     - unauthorized (401): API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines
          *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
          *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s (read models behind the log’s head, as with minPosition=0, say up to which position: later events are not applied yet); every route that addresses one session (its summary, window, log, policy, compactions; POST …/compactions, PUT …/policy clearing it) of an erased session id adds erasedAt, when it was erased, as GET /v1/sessions/{sessionId} does
@@ -2189,7 +2189,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -2574,7 +2574,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -2946,7 +2946,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3315,7 +3315,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3702,7 +3702,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4121,7 +4121,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4529,7 +4529,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4955,7 +4955,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -5351,7 +5351,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -5749,7 +5749,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -6244,7 +6244,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -6738,7 +6738,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7218,7 +7218,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -7634,7 +7634,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -8092,7 +8092,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines */
             401: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];

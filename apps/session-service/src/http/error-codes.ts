@@ -92,7 +92,10 @@ export const API_ERROR_CODES = {
       'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it; or the id is sent only under another spelling of Nats-Msg-Id (e.g. nats-msg-id), which JetStream does not de-duplicate on',
     transport: 'nats',
   },
-  unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
+  unauthorized: {
+    status: 401,
+    description: 'API keys are configured and the request has none or an unknown one, or gives Authorization or X-Api-Key on two header lines',
+  },
   host_not_allowed: {
     status: 403,
     description:
