@@ -281,6 +281,9 @@ const EARLIER_TITLES: ReadonlyArray<{ title: string; from: readonly string[] }> 
   { title: 'Earlier last events:', from: [TITLES.last, 'Earlier last events:'] },
 ];
 
+/** The titles of {@link EARLIER_TITLES}: the lines that open a group of a folded previous summary. */
+const EARLIER_TITLE_LINES: ReadonlySet<string> = new Set(EARLIER_TITLES.map((t) => t.title));
+
 /**
  * What a packed summary's {@link LEFT_OUT} line counts: a section of which no item is kept
  * (`previous`: the whole previous section), or, in a previous section of which some item is kept,
@@ -640,11 +643,10 @@ function previousItems(previous: string): PreviousItems {
   const artefacts: string[] = [];
   let counted = 0;
   const groupCounts = new Map<string | undefined, number>();
-  const titles = new Set(EARLIER_TITLES.map((t) => t.title));
   let group: string | undefined;
   for (const raw of previous.split('\n')) {
     const line = raw.trimEnd();
-    if (titles.has(line.trim())) {
+    if (EARLIER_TITLE_LINES.has(line.trim())) {
       group = line.trim();
       continue;
     }
@@ -1039,7 +1041,6 @@ function previousProse(prev: PreviousItems): string {
  * that group's title is before the marker.
  */
 function titledAfterCut(text: string, body: string): string {
-  const titles = new Set(EARLIER_TITLES.map((t) => t.title));
   for (const m of body.matchAll(OMISSION_MARKER)) {
     const head = body.slice(0, m.index).trimEnd();
     const tail = body.slice(m.index + m[0].length).trimStart();
@@ -1050,7 +1051,7 @@ function titledAfterCut(text: string, body: string): string {
     let at = 0;
     for (const line of text.split('\n')) {
       const end = at + line.length;
-      if (titles.has(line.trim())) group = { title: line.trim(), at };
+      if (EARLIER_TITLE_LINES.has(line.trim())) group = { title: line.trim(), at };
       else if (!line.startsWith('- ')) group = undefined;
       if (tailStart <= end) {
         // a tail starting at a title line holds the title itself
