@@ -18,10 +18,13 @@ import { eventStoreConfig, eventStoreKind } from './config/event-store-config';
 import { requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir, type DataDirLock } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
+import { withholdModeBitsFromNewFiles } from './config/data-dir-modes';
 import { copyIntoTarget } from './store-copy/copy-into-target';
 import { CopyRefusedError } from './store-copy/copy-errors';
 
 async function main(): Promise<void> {
+  // What it writes is not readable by other local users, as the service's files (data-dir-modes.ts).
+  withholdModeBitsFromNewFiles();
   const config = loadServiceConfig();
   const kind = eventStoreKind(config);
   if (kind === 'kurrentdb')

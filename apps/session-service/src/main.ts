@@ -51,6 +51,7 @@ import { misspelledSettingLines, refuseMisspelledSecuritySettings } from './conf
 import { natsTenantWarningLines } from './config/nats-tenant-warning';
 import { openModeHostWarningLines } from './config/open-mode-host-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
+import { withholdModeBitsFromNewFiles } from './config/data-dir-modes';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
@@ -101,6 +102,8 @@ function failStart(err: unknown): never {
 }
 
 async function main(): Promise<void> {
+  // Nothing the service writes is readable by other local users (data-dir-modes.ts).
+  withholdModeBitsFromNewFiles();
   // The command line first: --help prints the usage and touches nothing (no DATA_DIR, no store).
   let help;
   try {

@@ -30,8 +30,11 @@ import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
+import { withholdModeBitsFromNewFiles } from './config/data-dir-modes';
 
 async function main(): Promise<void> {
+  // What it writes is not readable by other local users, as the service's files (data-dir-modes.ts).
+  withholdModeBitsFromNewFiles();
   const config = loadServiceConfig();
   // Events per read of the log and the least time between two progress lines (ms): REBUILD_PAGE_SIZE, REBUILD_PROGRESS_MS, checked like the service's numbers.
   const { pageSize, progressMs } = loadRebuildSettings();

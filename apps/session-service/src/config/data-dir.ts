@@ -9,6 +9,7 @@ import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
 import { READ_MODEL_FILE_NAME } from '@lib/session';
 import { LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME } from './data-dir-lock';
+import { withholdModeBitsFromDataDir } from './data-dir-modes';
 
 /**
  * Creates `dir`'s missing directories one at a time, from the nearest existing one down. Node's recursive
@@ -55,9 +56,14 @@ function unwritableDataDir(dataDir: string, what: string, code: string): Configu
   });
 }
 
+/** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record and the default compaction claims directory. */
+const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
+
 /**
  * Creates `dataDir` (and its parents) when missing, and checks that this process may write it and the
- * store's files already in it (`access`: `fs.accessSync`, replaced in tests).
+ * store's files already in it (`access`: `fs.accessSync`, replaced in tests). Then takes read access
+ * for other users away from it and the service's entries in it that this process's user owns
+ * (written by an earlier version under umask 022: `withholdModeBitsFromDataDir`).
  * @throws ConfigurationError naming `DATA_DIR` when it is a file (or another non-directory), when
  *   it cannot be created (the file system's error code, e.g. a parent that is a file, no permission, a
  *   file system that takes no new directory such as `/proc`), or when it or one of its files is not writable (EACCES).
@@ -97,6 +103,7 @@ export function ensureDataDir(dataDir: string, access: (p: string, mode: number)
       if (code === 'EACCES' || code === 'EPERM') throw unwritableDataDir(dataDir, what, code);
     }
   }
+  withholdModeBitsFromDataDir(dataDir, [...DATA_DIR_FILES, ...DATA_DIR_OTHER_ENTRIES]);
 }
 
 /**
