@@ -299,7 +299,7 @@ export interface components {
             eventId?: string;
             failure?: {
                 /** @description the failure as a stable kind (see CompactionHistoryItem); null only for a replayed failure recorded before failures carried one (2026-12-04) */
-                failureKind: ("credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "other") | null;
+                failureKind: ("credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "call_limit" | "other") | null;
                 reason: string;
                 /** @constant */
                 stage: "summarize";
@@ -456,7 +456,7 @@ export interface components {
             eventId: string | null;
             /** @description for a failed pass: its stage, reason and failureKind (null for a failure recorded before failures carried one, 2026-12-04); null otherwise */
             failure: {
-                failureKind: ("credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "other") | null;
+                failureKind: ("credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "call_limit" | "other") | null;
                 /** @description why it failed, for people: the fault and what to check, never message text nor a key */
                 reason: string;
                 /** @enum {string} */
@@ -824,10 +824,10 @@ export interface components {
                     /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                     at: string;
                     /**
-                     * @description the failure as a stable kind, for alerts and dashboards (the reason is for people): credentials (HTTP 401/403), model_not_found (404 or code model_not_found), rate_limited (429, a Retry-After or the endpoint's pause longer than the service waits), timeout, unreachable (the last attempt could not connect), connection_lost (after the request was sent, or while the answer arrived), endpoint_error (5xx, 408, 409), request_rejected (any other HTTP status), invalid_reply (malformed, blank, cut off, too long, not valid Unicode), refused (the model's refusal or content filter), aborted (shutdown or the caller's abort), other
+                     * @description the failure as a stable kind, for alerts and dashboards (the reason is for people): credentials (HTTP 401/403), model_not_found (404 or code model_not_found), rate_limited (429, a Retry-After or the endpoint's pause longer than the service waits), timeout, unreachable (the last attempt could not connect), connection_lost (after the request was sent, or while the answer arrived), endpoint_error (5xx, 408, 409), request_rejected (any other HTTP status), invalid_reply (malformed, blank, cut off, too long, not valid Unicode), refused (the model's refusal or content filter), aborted (shutdown or the caller's abort), call_limit (the pass needs more model calls than SUMMARIZER_MAX_CALLS_PER_PASS allows), other
                      * @enum {string}
                      */
-                    failureKind: "credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "other";
+                    failureKind: "credentials" | "model_not_found" | "rate_limited" | "timeout" | "unreachable" | "connection_lost" | "endpoint_error" | "request_rejected" | "invalid_reply" | "refused" | "aborted" | "call_limit" | "other";
                     /** @description the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text */
                     reason: string;
                 } | null;

@@ -25,6 +25,9 @@
  * - `refused`: the model declined (`message.refusal` set, or `finish_reason: content_filter`).
  * - `aborted`: the call was aborted: the service shutting down (`interrupted: "shutdown"`), or the
  *   caller's abort.
+ * - `call_limit`: the pass needs more model calls than `SUMMARIZER_MAX_CALLS_PER_PASS` allows (its
+ *   input in chunks of `SUMMARIZER_MAX_INPUT_TOKENS`): refused before its first call, or before the
+ *   call past the bound when longer replies than planned split the chunks left.
  * - `other`: anything else (a summarizer's programming error, an error of unknown class, a
  *   summarizer that names no kind of the set).
  *
@@ -45,6 +48,7 @@ export const COMPACTION_FAILURE_KINDS = [
   'invalid_reply',
   'refused',
   'aborted',
+  'call_limit',
   'other',
 ] as const;
 

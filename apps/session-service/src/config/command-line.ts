@@ -58,6 +58,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('SUMMARIZER_TIMEOUT_MS'),
   numberVariable('SUMMARIZER_MAX_RETRIES'),
   numberVariable('SUMMARIZER_MAX_INPUT_TOKENS'),
+  numberVariable('SUMMARIZER_MAX_CALLS_PER_PASS'),
   numberVariable('MAX_BODY_BYTES'),
   numberVariable('MAX_EVENTS_PER_REQUEST'),
   numberVariable('MAX_TEXT_LENGTH'),

@@ -28,7 +28,13 @@ const NATS_VARIABLES = [
 ];
 
 /** Variables that only a model summarizer reads (the extractive one has no model, timeout, retries nor input bound). */
-const MODEL_SUMMARIZER_VARIABLES = ['SUMMARIZER_MODEL', 'SUMMARIZER_TIMEOUT_MS', 'SUMMARIZER_MAX_RETRIES', 'SUMMARIZER_MAX_INPUT_TOKENS'];
+const MODEL_SUMMARIZER_VARIABLES = [
+  'SUMMARIZER_MODEL',
+  'SUMMARIZER_TIMEOUT_MS',
+  'SUMMARIZER_MAX_RETRIES',
+  'SUMMARIZER_MAX_INPUT_TOKENS',
+  'SUMMARIZER_MAX_CALLS_PER_PASS',
+];
 
 /** `env[name]` holds something besides white space (a blank value is refused or counts as unset before this). */
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name]?.trim() ?? '') !== '';

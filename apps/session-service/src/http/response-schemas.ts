@@ -42,7 +42,7 @@ const count = z.number().int().min(0);
 const failureKind = z
   .enum(COMPACTION_FAILURE_KINDS)
   .describe(
-    "the failure as a stable kind, for alerts and dashboards (the reason is for people): credentials (HTTP 401/403), model_not_found (404 or code model_not_found), rate_limited (429, a Retry-After or the endpoint's pause longer than the service waits), timeout, unreachable (the last attempt could not connect), connection_lost (after the request was sent, or while the answer arrived), endpoint_error (5xx, 408, 409), request_rejected (any other HTTP status), invalid_reply (malformed, blank, cut off, too long, not valid Unicode), refused (the model's refusal or content filter), aborted (shutdown or the caller's abort), other",
+    "the failure as a stable kind, for alerts and dashboards (the reason is for people): credentials (HTTP 401/403), model_not_found (404 or code model_not_found), rate_limited (429, a Retry-After or the endpoint's pause longer than the service waits), timeout, unreachable (the last attempt could not connect), connection_lost (after the request was sent, or while the answer arrived), endpoint_error (5xx, 408, 409), request_rejected (any other HTTP status), invalid_reply (malformed, blank, cut off, too long, not valid Unicode), refused (the model's refusal or content filter), aborted (shutdown or the caller's abort), call_limit (the pass needs more model calls than SUMMARIZER_MAX_CALLS_PER_PASS allows), other",
   );
 
 /** A summarizer's `calls`: every HTTP request that reached the model endpoint (see `SummarizerUsage.calls`). */

@@ -260,6 +260,44 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(server.calls).toBe(1);
   });
 
+  describe("at most SUMMARIZER_MAX_CALLS_PER_PASS calls per pass (newcomer ncrace60 F3: no bound on a pass's spend)", () => {
+    const chars = getEstimator('chars');
+
+    it('given a pass whose chunks need more calls than the bound, then it fails call_limit before its first call; at the bound it completes', async () => {
+      const needed = (await summarizer({ maxInputTokens: 700, estimator: chars }).summarize(request(60))).calls;
+      expect(needed).toBeGreaterThan(3);
+      server.reset();
+      const refused = await summarizer({ maxInputTokens: 700, estimator: chars, maxCallsPerPass: needed - 1 }).summarize(request(60));
+      expect(refused).toMatchObject({ ok: false, failureKind: 'call_limit', calls: 0, promptTokens: 0, completionTokens: 0 });
+      expect(server.calls).toBe(0);
+      expect(refused.ok === false && refused.reason).toBe(
+        `the pass needs at least ${needed} model calls (its input in chunks of SUMMARIZER_MAX_INPUT_TOKENS=700), more than ` +
+          `SUMMARIZER_MAX_CALLS_PER_PASS=${needed - 1} allows (no call made): raise SUMMARIZER_MAX_CALLS_PER_PASS, or compact the session more often so that each pass summarizes less`,
+      );
+      const atBound = await summarizer({ maxInputTokens: 700, estimator: chars, maxCallsPerPass: needed }).summarize(request(60));
+      expect(atBound).toMatchObject({ ok: true, calls: needed });
+    });
+
+    it('given replies longer than planned that split the chunks left past the bound, then it stops before the call past it, with the calls made', async () => {
+      // each reply takes 500 of a 1,500 call: the chunks after it are planned again, smaller, and more of them
+      server.setDefault((req) => `${'R'.repeat(500)}-${req.index}`);
+      const made = (await summarizer({ maxInputTokens: 1500, estimator: chars }).summarize(request(60))).calls;
+      server.reset();
+      server.setDefault((req) => `${'R'.repeat(500)}-${req.index}`);
+      const outcome = await summarizer({ maxInputTokens: 1500, estimator: chars, maxCallsPerPass: made - 1 }).summarize(request(60));
+      expect(outcome).toMatchObject({ ok: false, failureKind: 'call_limit' });
+      // planned within the bound at first (calls were made), then stopped before the call past it
+      expect(outcome.calls).toBeGreaterThan(0);
+      expect(outcome.calls).toBeLessThanOrEqual(made - 1);
+      expect(server.calls).toBe(outcome.calls);
+      expect(outcome.ok === false && outcome.reason).toMatch(
+        new RegExp(
+          `^the pass needs at least \\d+ model calls .* more than SUMMARIZER_MAX_CALLS_PER_PASS=${made - 1} allows \\(stopped after ${outcome.calls} calls?\\)`,
+        ),
+      );
+    });
+  });
+
   it('stops at the first failed chunk and says which one', async () => {
     server.enqueue('RECAP-0', { fault: 'blank' });
     const outcome = await summarizer({ maxInputTokens: 700, estimator: getEstimator('chars') }).summarize(request(60));

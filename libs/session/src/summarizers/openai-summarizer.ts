@@ -16,7 +16,10 @@
  * which can be larger, and no `max_tokens` is sent): it is never cut, and folding it again in
  * parts could go on without end when the replies do not shrink. The newest archived events are always
  * in the last call, so they are never the part that is cut off. Calls: one per chunk, about
- * (cost of the previous summaries and the archived events) / (room of a chunk), with no other cap.
+ * (cost of the previous summaries and the archived events) / (room of a chunk), at most
+ * `maxCallsPerPass` (`SUMMARIZER_MAX_CALLS_PER_PASS`, retries aside): a pass whose plan needs more
+ * fails before its first call (`call_limit`, no call made), and one whose re-planned chunks come to
+ * more (replies longer than planned) fails before the call past the bound, with the calls made.
  *
  * The summary budget: with `options.estimator` (the session's) and `request.maxSummaryTokens`,
  * every call's user message ends with the length the recap may have (`summaryLengthSection`, in
@@ -75,6 +78,12 @@ export const DEFAULT_SUMMARIZER_MAX_RETRIES = 2;
  * `openai` client kept before 5.x).
  */
 export const RETRY_WAIT_FLOOR_MS = 60_000;
+/**
+ * Default bound on the chat-completions calls of one pass (one per chunk; retries aside): 250 calls of
+ * 12,000 tokens fold in about 3 million tokens, two events of `MAX_TEXT_LENGTH`'s default 1,000,000
+ * emoji (118 calls each).
+ */
+export const DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS = 250;
 /** Default bound on one call's input (system + user message), in estimator units. */
 export const DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS = 12_000;
 /** The endpoint used when no base URL is given. */
@@ -104,6 +113,8 @@ export interface OpenAiSummarizerOptions {
   maxRetries?: number;
   /** Bound on one call's input in `estimator` units, integer > 0. Default 12000. */
   maxInputTokens?: number;
+  /** Bound on the calls of one pass (one per chunk; an attempt's retries are not counted), integer > 0. Default {@link DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS}. */
+  maxCallsPerPass?: number;
   /** Estimator used to size chunks. Default `cl100k_base`. */
   estimator?: TokenEstimator;
 }
@@ -124,7 +135,7 @@ function openAiClient(): typeof OpenAI {
 export class OpenAiSummarizer implements Summarizer {
   readonly identity: SummarizerIdentityInfo;
   /** Resolved settings (the key excluded). */
-  readonly settings: { baseURL: string; timeoutMs: number; maxRetries: number; maxInputTokens: number; estimator: string };
+  readonly settings: { baseURL: string; timeoutMs: number; maxRetries: number; maxInputTokens: number; maxCallsPerPass: number; estimator: string };
   /** `maxInputTokens` with its estimator (see {@link Summarizer.inputBound}). */
   readonly inputBound: SummarizerInputBound;
   private readonly client: OpenAI;
@@ -133,7 +144,7 @@ export class OpenAiSummarizer implements Summarizer {
   private readonly pause = new EndpointPause();
 
   /**
-   * @throws RangeError when `timeoutMs`, `maxRetries` or `maxInputTokens` is not an integer in
+   * @throws RangeError when `timeoutMs`, `maxRetries`, `maxInputTokens` or `maxCallsPerPass` is not an integer in
    *   range, or `model` is blank (the message names the option), or `baseURL` has a fragment or a
    *   query parameter twice ({@link modelEndpointOf}); TypeError when `baseURL` is not a URL.
    */
@@ -146,6 +157,8 @@ export class OpenAiSummarizer implements Summarizer {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be an integer > 0 (milliseconds)');
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be an integer ≥ 0');
     if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
+    const maxCallsPerPass = options.maxCallsPerPass ?? DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS;
+    if (!Number.isSafeInteger(maxCallsPerPass) || maxCallsPerPass <= 0) throw new RangeError('maxCallsPerPass must be an integer > 0');
     this.estimator = options.estimator ?? getEstimator('cl100k_base');
     // a query of the URL (Azure's ?api-version=…) is sent after the route, not inside the path
     const endpoint = modelEndpointOf(options.baseURL ?? DEFAULT_OPENAI_BASE_URL);
@@ -165,14 +178,15 @@ export class OpenAiSummarizer implements Summarizer {
       fetch: sameRealmErrorsFetch,
     });
     this.identity = { kind: 'openai-compatible', model };
-    this.settings = { baseURL: this.client.baseURL, timeoutMs, maxRetries, maxInputTokens, estimator: this.estimator.name };
+    this.settings = { baseURL: this.client.baseURL, timeoutMs, maxRetries, maxInputTokens, maxCallsPerPass, estimator: this.estimator.name };
     this.inputBound = { maxInputTokens, estimator: this.estimator };
   }
 
   /**
    * Summarizes `request` in one or more calls (see the module documentation). Resolves to
-   * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call or the
-   * first reply over `options.maxTextLength` characters, the
+   * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call, the
+   * first reply over `options.maxTextLength` characters, or a plan of more calls than
+   * `maxCallsPerPass` ({@link callLimitFailure}), the
    * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
    * HTTP attempts made (`SummarizerUsage`): every attempt that reached the endpoint is a call, the
    * client's retries included (`retries`); one that never connected (see {@link neverConnected}) is
@@ -199,6 +213,8 @@ export class OpenAiSummarizer implements Summarizer {
     } catch (err) {
       return { ok: false, ...planFailure(err), ...usage };
     }
+    // a pass that would need more calls than the bound fails before its first one: nothing spent
+    if (pending.length > this.settings.maxCallsPerPass) return { ok: false, ...callLimitFailure(0, pending.length, this.settings), ...usage };
     const chunked = pending.length > 1;
     // what the next call can carry of a reply, as the plans share the bound (the length section's cost taken off it)
     const room = chunked ? (runningSummaryRoom(request, this.settings.maxInputTokens - reserved, this.estimator) ?? 0) : 0;
@@ -292,6 +308,9 @@ export class OpenAiSummarizer implements Summarizer {
         };
       }
       pending = [...replanned, ...rest.slice(1)];
+      // replies longer than planned can split the chunks left: the bound holds on the calls made and those still planned
+      if (chunkCalls + pending.length > this.settings.maxCallsPerPass)
+        return { ok: false, ...callLimitFailure(chunkCalls, chunkCalls + pending.length, this.settings), ...usage };
     }
     return { ok: true, text: running ?? '', ...usage };
   }
@@ -320,6 +339,22 @@ export class OpenAiSummarizer implements Summarizer {
 export interface SummarizerFailure {
   reason: string;
   failureKind: CompactionFailureKind;
+}
+
+/**
+ * The failure of a pass whose chunks come to `needed` calls, more than `settings.maxCallsPerPass`
+ * (`call_limit`), after `made` calls (0: refused before the first). The reason names the bound's
+ * variable and what to change.
+ */
+export function callLimitFailure(made: number, needed: number, settings: { maxCallsPerPass: number; maxInputTokens: number }): SummarizerFailure {
+  const when = made === 0 ? 'no call made' : `stopped after ${made} ${made === 1 ? 'call' : 'calls'}`;
+  return {
+    reason:
+      `the pass needs at least ${needed} model calls (its input in chunks of SUMMARIZER_MAX_INPUT_TOKENS=${settings.maxInputTokens}), ` +
+      `more than SUMMARIZER_MAX_CALLS_PER_PASS=${settings.maxCallsPerPass} allows (${when}): raise SUMMARIZER_MAX_CALLS_PER_PASS, ` +
+      'or compact the session more often so that each pass summarizes less',
+    failureKind: 'call_limit',
+  };
 }
 
 /** The failure of a chunk plan that threw: `timeout` past the worker's deadline, else `other`. */

@@ -33,6 +33,7 @@ describe('summarizerFromEnv', () => {
       timeoutMs: 60000,
       maxRetries: 2,
       maxInputTokens: 12000,
+      maxCallsPerPass: 250,
       estimator: 'cl100k_base',
     });
     expect(JSON.stringify((s as OpenAiSummarizer).settings)).not.toContain(KEY);
@@ -45,9 +46,10 @@ describe('summarizerFromEnv', () => {
       SUMMARIZER_TIMEOUT_MS: '1500',
       SUMMARIZER_MAX_RETRIES: '0',
       SUMMARIZER_MAX_INPUT_TOKENS: '4000',
+      SUMMARIZER_MAX_CALLS_PER_PASS: '7',
     }) as OpenAiSummarizer;
     expect(s.identity).toEqual({ kind: 'openai-compatible', model: 'llama3' });
-    expect(s.settings).toMatchObject({ baseURL: 'http://127.0.0.1:9999/v1', timeoutMs: 1500, maxRetries: 0, maxInputTokens: 4000 });
+    expect(s.settings).toMatchObject({ baseURL: 'http://127.0.0.1:9999/v1', timeoutMs: 1500, maxRetries: 0, maxInputTokens: 4000, maxCallsPerPass: 7 });
   });
 
   it.each<[string, NodeJS.ProcessEnv]>([
@@ -61,6 +63,9 @@ describe('summarizerFromEnv', () => {
     ['SUMMARIZER_MAX_RETRIES', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_RETRIES: '99' }],
     ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: '10' }],
     ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: 'lots' }],
+    ['SUMMARIZER_MAX_CALLS_PER_PASS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_CALLS_PER_PASS: '0' }],
+    ['SUMMARIZER_MAX_CALLS_PER_PASS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_CALLS_PER_PASS: '100001' }],
+    ['SUMMARIZER_MAX_CALLS_PER_PASS', { SUMMARIZER_MAX_CALLS_PER_PASS: 'many' }],
     ['SUMMARIZER_MAX_RETRIES', { SUMMARIZER_MAX_RETRIES: 'x' }],
     // a fragment is never sent: it cannot be what the endpoint needs (newcomer auditfix 2)
     ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1#deployment', OPENAI_API_KEY: KEY }],

@@ -9,6 +9,7 @@
  * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms | 60000 |
  * | `SUMMARIZER_MAX_RETRIES` | retries of the `openai` client | 2 |
  * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), at least {@link minimumSummarizerBound} (what the default prompt needs) | 12000 |
+ * | `SUMMARIZER_MAX_CALLS_PER_PASS` | bound on one pass's calls (one per chunk; retries aside): a pass needing more fails `call_limit` | 250 |
  *
  * The ranges of the numbers are those of {@link SUMMARIZER_NUMBER_VARIABLES}.
  *
@@ -21,6 +22,7 @@ import { ExtractiveSummarizer } from './extractive-summarizer';
 import { fetchBlockedPort } from './fetch-blocked-port';
 import { ModelEndpointUrlError, modelEndpointOf } from './model-endpoint';
 import {
+  DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS,
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
   DEFAULT_SUMMARIZER_MAX_RETRIES,
   DEFAULT_SUMMARIZER_MODEL,
@@ -70,19 +72,21 @@ export interface NumberVariable {
  * table of number variables). `SUMMARIZER_MAX_INPUT_TOKENS`'s least value is
  * {@link minimumSummarizerBound}, computed on first read.
  */
-export const SUMMARIZER_NUMBER_VARIABLES: Readonly<Record<'SUMMARIZER_TIMEOUT_MS' | 'SUMMARIZER_MAX_RETRIES' | 'SUMMARIZER_MAX_INPUT_TOKENS', NumberVariable>> =
-  {
-    SUMMARIZER_TIMEOUT_MS: { min: 1, max: 24 * 3600 * 1000, fallback: DEFAULT_SUMMARIZER_TIMEOUT_MS, what: 'a timeout in milliseconds' },
-    SUMMARIZER_MAX_RETRIES: { min: 0, max: MAX_SUMMARIZER_RETRIES, fallback: DEFAULT_SUMMARIZER_MAX_RETRIES, what: 'a number of retries' },
-    SUMMARIZER_MAX_INPUT_TOKENS: {
-      get min() {
-        return minimumSummarizerBound();
-      },
-      max: 10_000_000,
-      fallback: DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
-      what: 'a number of tokens (cl100k_base; at least what the default prompt needs, with room for events)',
+export const SUMMARIZER_NUMBER_VARIABLES: Readonly<
+  Record<'SUMMARIZER_TIMEOUT_MS' | 'SUMMARIZER_MAX_RETRIES' | 'SUMMARIZER_MAX_INPUT_TOKENS' | 'SUMMARIZER_MAX_CALLS_PER_PASS', NumberVariable>
+> = {
+  SUMMARIZER_TIMEOUT_MS: { min: 1, max: 24 * 3600 * 1000, fallback: DEFAULT_SUMMARIZER_TIMEOUT_MS, what: 'a timeout in milliseconds' },
+  SUMMARIZER_MAX_RETRIES: { min: 0, max: MAX_SUMMARIZER_RETRIES, fallback: DEFAULT_SUMMARIZER_MAX_RETRIES, what: 'a number of retries' },
+  SUMMARIZER_MAX_INPUT_TOKENS: {
+    get min() {
+      return minimumSummarizerBound();
     },
-  };
+    max: 10_000_000,
+    fallback: DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
+    what: 'a number of tokens (cl100k_base; at least what the default prompt needs, with room for events)',
+  },
+  SUMMARIZER_MAX_CALLS_PER_PASS: { min: 1, max: 100_000, fallback: DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS, what: 'a number of model calls per pass' },
+};
 
 /**
  * A summarizer setting in the environment is invalid: `refusal` names the variable, its value (masked), what is
@@ -127,6 +131,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS');
   const maxRetries = integer(env, 'SUMMARIZER_MAX_RETRIES');
   const maxInputTokens = integer(env, 'SUMMARIZER_MAX_INPUT_TOKENS');
+  const maxCallsPerPass = integer(env, 'SUMMARIZER_MAX_CALLS_PER_PASS');
   if (baseURL !== undefined) {
     let url: URL;
     try {
@@ -192,7 +197,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     }
   }
   if (baseURL === undefined && apiKey === undefined) return new ExtractiveSummarizer();
-  return new OpenAiSummarizer({ baseURL, apiKey, model, timeoutMs, maxRetries, maxInputTokens });
+  return new OpenAiSummarizer({ baseURL, apiKey, model, timeoutMs, maxRetries, maxInputTokens, maxCallsPerPass });
 }
 
 function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
