@@ -69,7 +69,8 @@ export function summaryLengthSection(limit: SummaryLengthLimit): string {
  *
  * - `system`: `request.systemPrompt` (the strategy's, or {@link DEFAULT_SUMMARIZER_SYSTEM_PROMPT});
  * - `user`: the current summary text(s) to merge (when any), then the formatted events to
- *   summarize (one per line block, oldest first), then the overlap clearly marked as context not
+ *   summarize (one per line block, oldest first; no such section when there are none beside a
+ *   previous summary, as in a call holding only parts of one), then the overlap clearly marked as context not
  *   to summarize (when any), then, with `options.lengthLimit`, the summary budget
  *   ({@link summaryLengthSection}).
  *
@@ -81,7 +82,9 @@ export function buildSummarizerMessages(request: SummaryRequest, options: { leng
   if (request.currentSummaries.length > 0) {
     parts.push(SUMMARIZER_SECTION.previousSummary, request.currentSummaries.join('\n\n'), '');
   }
-  parts.push(SUMMARIZER_SECTION.toSummarize, request.toSummarize.join('\n'));
+  // A call holding only parts of a previous summary (split over the first calls) has no conversation section: an empty one read as missing input.
+  if (request.toSummarize.length > 0 || request.currentSummaries.length === 0) parts.push(SUMMARIZER_SECTION.toSummarize, request.toSummarize.join('\n'));
+  else parts.pop();
   if (request.overlap.length > 0) {
     parts.push('', SUMMARIZER_SECTION.context, request.overlap.join('\n'));
   }

@@ -187,6 +187,14 @@ describe('buildSummarizerMessages', () => {
     expect(m.user).not.toContain(SUMMARIZER_SECTION.previousSummary);
     expect(m.user).not.toContain(SUMMARIZER_SECTION.context);
   });
+  it('a call holding only (parts of) a previous summary has no empty conversation section (newcomer ncsumm62 F4)', () => {
+    const m = buildSummarizerMessages({ ...request, toSummarize: [], overlap: [] }, { lengthLimit: { max: 100, unit: 'tokens' } });
+    expect(m.user).toContain(SUMMARIZER_SECTION.previousSummary);
+    expect(m.user).toContain('PREV');
+    expect(m.user).not.toContain(SUMMARIZER_SECTION.toSummarize);
+    // nothing at all keeps the section (the cost of an empty call, which the chunk planner starts from)
+    expect(buildSummarizerMessages({ ...request, currentSummaries: [], toSummarize: [], overlap: [] }).user).toContain(SUMMARIZER_SECTION.toSummarize);
+  });
   it('the default prompt asks for the recap of DESIGN §3.7', () => {
     for (const word of [
       "user's goal",
