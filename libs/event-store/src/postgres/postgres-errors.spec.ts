@@ -25,6 +25,20 @@ describe('mapPostgresError', () => {
     expect(postgresCauseOf(code)).toMatch(/missing from its PostgreSQL database/);
   });
 
+  // Newcomer ncops61: the database dropped under a running replica answered /health/ready and every request a bare "unavailable".
+  it.each([
+    ['3D000', 'database "events" does not exist', /database does not exist/],
+    ['28P01', 'password authentication failed for user "app"', /refused the password of DATABASE_URL/],
+    ['28000', 'no pg_hba.conf entry for host "10.0.0.7", user "app", database "events"', /refused the connection for DATABASE_URL's user or this host/],
+  ])('takes a login PostgreSQL refuses (SQLSTATE %s) for the store unavailable, with a cause a client may be shown', (code, message, cause) => {
+    const driver = Object.assign(new Error(message), { code });
+    expect(mapPostgresError(driver, () => 'described')).toBeInstanceOf(EventStoreUnavailableError);
+    expect(postgresCauseOf(code)).toMatch(cause);
+    expect(postgresCauseOf(code)).toContain(`(SQLSTATE ${code})`);
+    // no server detail (user, host, database names) in what a client is shown
+    expect(postgresCauseOf(code)).not.toMatch(/events|app|10\.0\.0\.7/);
+  });
+
   it("leaves a missing object that is not the service's unchanged (a bug, not an outage)", () => {
     const driver = Object.assign(new Error('relation "users" does not exist'), { code: '42P01' });
     expect(mapPostgresError(driver)).toBe(driver);

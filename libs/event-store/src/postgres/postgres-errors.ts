@@ -136,8 +136,8 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
  * server detail): e.g. `PostgreSQL has too many connections (SQLSTATE 53300)`; null for a code
  * without one of its own (the caller says "unavailable" only). Covers 53300 too many connections,
  * 57014 statement canceled (statement timeout), 55P03 lock not available (lock timeout), 25006
- * read-only, 53100 disk full, 57P01–57P03 shutting down or starting, 42P01, 42883 and 3F000 the
- * service's tables missing (only mapped to unavailable when {@link isPostgresSchemaMissing}).
+ * read-only, 53100 disk full, 57P01–57P03 shutting down or starting, 3D000 the database missing,
+ * 28P01 and 28000 the login refused, 42P01, 42883 and 3F000 the service's tables missing (only mapped to unavailable when {@link isPostgresSchemaMissing}).
  */
 export function postgresCauseOf(sqlstate: string): string | null {
   const what = POSTGRES_CAUSES[sqlstate];
@@ -158,6 +158,9 @@ const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
     "the event store's tables are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
   '42883':
     "the event store's functions are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
+  '3D000': "the event store's PostgreSQL database does not exist (dropped, or DATABASE_URL names another: GET /health names it)",
+  '28P01': 'PostgreSQL refused the password of DATABASE_URL (changed or revoked since the service started?)',
+  '28000': "PostgreSQL refused the connection for DATABASE_URL's user or this host (its pg_hba.conf rules or the role's rights)",
   '3F000':
     "the event store's schema is missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
 };
