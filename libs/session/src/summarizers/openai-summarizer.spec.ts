@@ -272,10 +272,22 @@ describe('OpenAiSummarizer against the fake server', () => {
       expect(server.calls).toBe(0);
       expect(refused.ok === false && refused.reason).toBe(
         `the pass needs at least ${needed} model calls (its input in chunks of SUMMARIZER_MAX_INPUT_TOKENS=700), more than ` +
-          `SUMMARIZER_MAX_CALLS_PER_PASS=${needed - 1} allows (no call made): raise SUMMARIZER_MAX_CALLS_PER_PASS, or compact the session more often so that each pass summarizes less`,
+          `SUMMARIZER_MAX_CALLS_PER_PASS=${needed - 1} allows (no call made): raise SUMMARIZER_MAX_CALLS_PER_PASS, or archive less per pass (e.g. a commanded recursive-summarization pass with a larger maxEventsToKeep, repeated) and compact more often`,
       );
       const atBound = await summarizer({ maxInputTokens: 700, estimator: chars, maxCallsPerPass: needed }).summarize(request(60));
       expect(atBound).toMatchObject({ ok: true, calls: needed });
+    });
+
+    it("counts the calls of the pass's earlier attempts (callsSpent): planning again does not renew the bound", async () => {
+      const needed = (await summarizer({ maxInputTokens: 700, estimator: chars }).summarize(request(60))).calls;
+      server.reset();
+      const bounded = summarizer({ maxInputTokens: 700, estimator: chars, maxCallsPerPass: needed });
+      const refused = await bounded.summarize(request(60), { callsSpent: 1 });
+      expect(refused).toMatchObject({ ok: false, failureKind: 'call_limit', calls: 0 });
+      expect(refused.ok === false && refused.reason).toContain(`needs at least ${needed + 1} model calls`);
+      expect(refused.ok === false && refused.reason).toContain('(stopped after 1 call)');
+      expect(server.calls).toBe(0);
+      expect(await bounded.summarize(request(60), { callsSpent: 0 })).toMatchObject({ ok: true, calls: needed });
     });
 
     it('given replies longer than planned that split the chunks left past the bound, then it stops before the call past it, with the calls made', async () => {

@@ -79,9 +79,9 @@ export const DEFAULT_SUMMARIZER_MAX_RETRIES = 2;
  */
 export const RETRY_WAIT_FLOOR_MS = 60_000;
 /**
- * Default bound on the chat-completions calls of one pass (one per chunk; retries aside): 250 calls of
- * 12,000 tokens fold in about 3 million tokens, two events of `MAX_TEXT_LENGTH`'s default 1,000,000
- * emoji (118 calls each).
+ * Default bound on the chat-completions calls of one pass (one per chunk; retries aside): at the default
+ * input bound a call folds in about 8,000–9,000 tokens of events, so 250 calls about 2 million tokens,
+ * or two events of `MAX_TEXT_LENGTH`'s default 1,000,000 emoji (118 calls each).
  */
 export const DEFAULT_SUMMARIZER_MAX_CALLS_PER_PASS = 250;
 /** Default bound on one call's input (system + user message), in estimator units. */
@@ -213,8 +213,10 @@ export class OpenAiSummarizer implements Summarizer {
     } catch (err) {
       return { ok: false, ...planFailure(err), ...usage };
     }
-    // a pass that would need more calls than the bound fails before its first one: nothing spent
-    if (pending.length > this.settings.maxCallsPerPass) return { ok: false, ...callLimitFailure(0, pending.length, this.settings), ...usage };
+    // a pass that would need more calls than the bound (less those its earlier attempts made) fails before its first one: nothing spent
+    const spent = options.callsSpent ?? 0;
+    if (spent + pending.length > this.settings.maxCallsPerPass)
+      return { ok: false, ...callLimitFailure(spent, spent + pending.length, this.settings), ...usage };
     const chunked = pending.length > 1;
     // what the next call can carry of a reply, as the plans share the bound (the length section's cost taken off it)
     const room = chunked ? (runningSummaryRoom(request, this.settings.maxInputTokens - reserved, this.estimator) ?? 0) : 0;
@@ -309,8 +311,8 @@ export class OpenAiSummarizer implements Summarizer {
       }
       pending = [...replanned, ...rest.slice(1)];
       // replies longer than planned can split the chunks left: the bound holds on the calls made and those still planned
-      if (chunkCalls + pending.length > this.settings.maxCallsPerPass)
-        return { ok: false, ...callLimitFailure(chunkCalls, chunkCalls + pending.length, this.settings), ...usage };
+      if (spent + chunkCalls + pending.length > this.settings.maxCallsPerPass)
+        return { ok: false, ...callLimitFailure(spent + chunkCalls, spent + chunkCalls + pending.length, this.settings), ...usage };
     }
     return { ok: true, text: running ?? '', ...usage };
   }
@@ -343,8 +345,10 @@ export interface SummarizerFailure {
 
 /**
  * The failure of a pass whose chunks come to `needed` calls, more than `settings.maxCallsPerPass`
- * (`call_limit`), after `made` calls (0: refused before the first). The reason names the bound's
- * variable and what to change.
+ * (`call_limit`), after `made` calls (0: refused before the first; earlier attempts of the pass
+ * included, `SummarizeOptions.callsSpent`). The reason names the bound's variable and what to change:
+ * raise it, or archive less per pass (a session whose backlog already needs more calls is not helped
+ * by compacting more often alone).
  */
 export function callLimitFailure(made: number, needed: number, settings: { maxCallsPerPass: number; maxInputTokens: number }): SummarizerFailure {
   const when = made === 0 ? 'no call made' : `stopped after ${made} ${made === 1 ? 'call' : 'calls'}`;
@@ -352,7 +356,7 @@ export function callLimitFailure(made: number, needed: number, settings: { maxCa
     reason:
       `the pass needs at least ${needed} model calls (its input in chunks of SUMMARIZER_MAX_INPUT_TOKENS=${settings.maxInputTokens}), ` +
       `more than SUMMARIZER_MAX_CALLS_PER_PASS=${settings.maxCallsPerPass} allows (${when}): raise SUMMARIZER_MAX_CALLS_PER_PASS, ` +
-      'or compact the session more often so that each pass summarizes less',
+      'or archive less per pass (e.g. a commanded recursive-summarization pass with a larger maxEventsToKeep, repeated) and compact more often',
     failureKind: 'call_limit',
   };
 }

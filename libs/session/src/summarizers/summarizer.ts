@@ -84,6 +84,13 @@ export interface SummarizeOptions {
    * applies `replyLengthRefusal` to the final text of every summarizer).
    */
   maxTextLength?: number;
+  /**
+   * Model calls (one per chunk, retries aside) already made for the same compaction pass by its
+   * earlier attempts (a pass planned again after another decision landed while its model call
+   * ran): counted against the summarizer's bound on a pass's calls (`SUMMARIZER_MAX_CALLS_PER_PASS`),
+   * so planning again does not renew it. Integer ≥ 0; absent: 0.
+   */
+  callsSpent?: number;
 }
 
 /**

@@ -334,11 +334,13 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           }
         }
         if (step.kind === 'conclude') return step.conclusion;
-        const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
+        // The model calls stop at once when the session is erased meanwhile (watch.signal: by this process, or another once projected),
+        // and earlier attempts' calls count against the pass's bound on calls.
+        const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command, watch.signal, spend) : undefined;
         if (summary) spend.called(summary);
         if (watch.invalidated) {
           // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
-          watch.invalidated = false;
+          watch.rearm();
           state = await this.load(request);
           const abandoned = this.abandoned(command, loaded, state, spend);
           if (abandoned) return abandoned;
@@ -450,12 +452,14 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long; kind `invalid_reply`), and a programming error thrown by it
    * one too (kind `other`; recorded, never half-applied; DESIGN §3.7).
    */
-  private async summarize(request: SummaryRequest, command: CompactSession): Promise<SummarizerOutcome> {
+  private async summarize(request: SummaryRequest, command: CompactSession, signal: AbortSignal, spend: SummarizerSpend): Promise<SummarizerOutcome> {
     const { maxTextLength } = this.settings;
     let outcome: SummarizerOutcome;
+    // the calls of this pass's earlier attempts (retries aside), discarded when it planned again
+    const callsSpent = Math.max(0, (spend.discarded?.calls ?? 0) - (spend.discarded?.retries ?? 0));
     try {
       // the session's estimator: the unit of the request's summary budget
-      outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength });
+      outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength, signal, callsSpent });
     } catch (err) {
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
       return { ok: false, reason: `summarizer error: ${(err as Error).name}`, failureKind: 'other', calls: 1, promptTokens: 0, completionTokens: 0 };

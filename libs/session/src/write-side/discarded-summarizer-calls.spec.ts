@@ -11,7 +11,7 @@ import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, parseTrigger, type Strategy, type SummaryRequest, type Trigger } from '@lib/compaction';
 import { EventStoreUnavailableError, SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, type CompactionCompletedData, type SummarizerIdentity } from '../events/session-stream-events';
-import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
+import type { SummarizeOptions, Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { SessionNotFoundError } from '../errors';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -36,6 +36,8 @@ class HeldSummarizer implements Summarizer {
   readonly identity = { kind: 'openai-compatible' as const, model: 'held-model' };
   private readonly slots: Array<{ made: ReturnType<typeof gate>; answered: ReturnType<typeof gate> }> = [];
   calls = 0;
+  /** The options of each call, in order (the abort signal, the calls spent by the pass's earlier attempts). */
+  readonly options: SummarizeOptions[] = [];
   /** When set, runs before call n answers (e.g. an append that moves the stream on). */
   before?: (call: number) => Promise<void>;
   /** Calls answered at once, without waiting for `answer`. */
@@ -56,8 +58,9 @@ class HeldSummarizer implements Summarizer {
     this.slot(n).answered.open();
   }
 
-  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+  async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const n = ++this.calls;
+    this.options.push(options);
     this.slot(n).made.open();
     if (!this.free) await this.slot(n).answered.opened;
     if (this.before) await this.before(n);
@@ -340,6 +343,50 @@ describe('a summarizer call whose reply a pass does not use', () => {
       expect((err as SessionNotFoundError).details).toEqual({ erasedAt: erased.erasedAt, discardedSummarizerCalls: { ...identity, ...usage(1, 100, 10) } });
       expect((err as SessionNotFoundError).message).toContain(`was erased at ${erased.erasedAt}`);
       expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['error', undefined, usage(1, 100, 10)]]);
+    } finally {
+      await projector.stop();
+      await store.close();
+    }
+  });
+
+  it('planned again: the call of the new attempt is told the calls the earlier one made (SUMMARIZER_MAX_CALLS_PER_PASS bounds the pass, not each attempt; newcomer nccost63 F1)', async () => {
+    const { store, summarizer, compactions, turns, policy } = setUp();
+    try {
+      await turns(0, 8);
+      await policy(bigger, null);
+      const auto = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false, 'auto'));
+      await summarizer.called(1);
+      const smaller = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 });
+      const commanded = compactions.execute(new CompactSessionCommand('t', 's', smaller, null, 'chars', false));
+      await summarizer.called(2);
+      summarizer.answer(1);
+      await auto;
+      summarizer.answer(2);
+      summarizer.answer(3);
+      expect(await commanded).toMatchObject({ outcome: 'compacted' });
+      // call 2: the commanded pass's first attempt (nothing spent before); call 3: its second attempt, after call 2's reply was discarded
+      expect(summarizer.options.map((o) => o.callsSpent)).toEqual([0, 0, 1]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('the session is erased while the summarizer runs: the call is aborted at once (no more of the erased conversation goes to the model; newcomer nccost63 F2)', async () => {
+    const { store, cache, summarizer, turns, bus } = setUp();
+    const readModels = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(readModels);
+    const compactions = new CompactSessionHandler(store, cache, summarizer, bus, undefined, undefined, readModels);
+    projector.start(store);
+    try {
+      await turns(0, 8);
+      const pass = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false)).catch((e: unknown) => e);
+      await summarizer.called(1);
+      const signal = summarizer.options[0].signal!;
+      expect(signal.aborted).toBe(false);
+      await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
+      expect(signal.aborted).toBe(true);
+      summarizer.answer(1);
+      expect(await pass).toBeInstanceOf(SessionNotFoundError);
     } finally {
       await projector.stop();
       await store.close();

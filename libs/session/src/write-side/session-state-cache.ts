@@ -16,9 +16,19 @@ import { evolveSessionWindow, type SessionWindowState } from '../domain/session-
 import { loadSessionWindow } from './session-loader';
 import { estimatedEntryBytes, estimatedStateBytes, REVISION_ENTRY_BYTES } from './session-state-size';
 
-/** See {@link SessionStateCache.watch}: `invalidated` turns true when the session is invalidated; `release()` ends the watch. */
+/**
+ * See {@link SessionStateCache.watch}: `invalidated` turns true, and `signal` is aborted, when the
+ * session is invalidated (an erasure); `rearm()` starts watching again (not invalidated, a new
+ * signal); `release()` ends the watch.
+ */
 export interface InvalidationWatch {
   invalidated: boolean;
+  /** Aborted when the session is invalidated (until `rearm()`, which gives a new one): for work to stop at once, e.g. a summarizer's model calls. */
+  readonly signal: AbortSignal;
+  /** Marks the watch invalidated and aborts its signal ({@link SessionStateCache.invalidate}). */
+  invalidate(): void;
+  /** Not invalidated any more, with a new signal: the watcher planned again on the session's new state. */
+  rearm(): void;
   release(): void;
 }
 
@@ -154,7 +164,7 @@ export class SessionStateCache {
    */
   invalidate(sessionId: string): void {
     this.forget(sessionId);
-    for (const watch of this.watches.get(sessionId) ?? []) watch.invalidated = true;
+    for (const watch of this.watches.get(sessionId) ?? []) watch.invalidate();
   }
 
   /**
@@ -167,8 +177,20 @@ export class SessionStateCache {
   watch(sessionId: string): InvalidationWatch {
     const watches = this.watches.get(sessionId) ?? new Set<InvalidationWatch>();
     this.watches.set(sessionId, watches);
+    let aborts = new AbortController();
     const watch: InvalidationWatch = {
       invalidated: false,
+      get signal() {
+        return aborts.signal;
+      },
+      invalidate: () => {
+        watch.invalidated = true;
+        aborts.abort();
+      },
+      rearm: () => {
+        watch.invalidated = false;
+        aborts = new AbortController();
+      },
       release: () => {
         watches.delete(watch);
         if (watches.size === 0 && this.watches.get(sessionId) === watches) this.watches.delete(sessionId);
