@@ -43,5 +43,18 @@ describe('DATA_DIR file modes of the running service', () => {
     // The files the service writes were there to check (not an empty directory passing by default).
     expect(modes.map((m) => m.path)).toEqual(expect.arrayContaining(['.', 'events.sqlite', 'read-models.sqlite', 'service.lock']));
     expect(modes.filter((m) => (parseInt(m.mode, 8) & 0o027) !== 0)).toEqual([]);
+    expect(svc.stdout()).not.toContain('file modes:');
+
+    // As an earlier release left them (umask 022): the next start takes others' access away, and says so once.
+    for (const m of modes) fs.chmodSync(path.join(dataDir, m.path), fs.statSync(path.join(dataDir, m.path)).isDirectory() ? 0o755 : 0o644);
+    const again = await spawnService({ dataDir });
+    try {
+      expect(again.stdout()).toContain(
+        `file modes: other users' access (and group write) taken away from ${modes.length} files an earlier release left readable: ${dataDir}`,
+      );
+    } finally {
+      await again.stop();
+    }
+    expect(modesUnder(dataDir).filter((m) => (parseInt(m.mode, 8) & 0o027) !== 0)).toEqual([]);
   });
 });

@@ -70,7 +70,7 @@ import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
 import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
-import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
 import { NATS_TRANSPORT } from './config/tokens';
@@ -95,6 +95,8 @@ export interface SessionService {
   readModels: ReadModelStore;
   summarizer: Summarizer;
   config: ServiceConfig;
+  /** The service's files an earlier release left readable by other users, from which the start took that access (`withholdModeBitsFromServiceFiles`). */
+  modesWithheld: string[];
   close(options?: { drainMs?: number; timeoutMs?: number }): Promise<{ refusedWhileShuttingDown: number; unfinished: string[] }>;
 }
 
@@ -154,7 +156,9 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   try {
     // A start on a full disk is refused (exit code 1) rather than listening while nothing can be written.
     refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir]);
-    return await buildService(config, { ...overrides, summarizer }, () => lock.release());
+    // Files an earlier release wrote readable by other users (conversation text): no longer (data-dir-modes.ts).
+    const modesWithheld = withholdModeBitsFromServiceFiles(config);
+    return { ...(await buildService(config, { ...overrides, summarizer }, () => lock.release())), modesWithheld };
   } catch (err) {
     lock.release();
     throw err;
@@ -162,7 +166,11 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
 }
 
 /** Builds the service on a locked DATA_DIR; `overrides.summarizer` is set (by {@link createSessionService}). */
-async function buildService(config: ServiceConfig, overrides: SessionServiceOverrides, releaseLock: () => void): Promise<SessionService> {
+async function buildService(
+  config: ServiceConfig,
+  overrides: SessionServiceOverrides,
+  releaseLock: () => void,
+): Promise<Omit<SessionService, 'modesWithheld'>> {
   // Build the tokenizers' tables now (about a second of CPU), not inside the first append.
   for (const name of ESTIMATOR_NAMES) getEstimator(name);
   const summarizer = overrides.summarizer!;

@@ -51,7 +51,7 @@ import { misspelledSettingLines, refuseMisspelledSecuritySettings } from './conf
 import { natsTenantWarningLines } from './config/nats-tenant-warning';
 import { openModeHostWarningLines } from './config/open-mode-host-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
-import { withholdModeBitsFromNewFiles } from './config/data-dir-modes';
+import { modesWithheldLine, withholdModeBitsFromNewFiles } from './config/data-dir-modes';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
@@ -218,6 +218,8 @@ async function main(): Promise<void> {
     // The one NATS line (the transport logs none of its own, but a warn line when no server answered: it waits for one):
     // written once the consumer and the feed run, or the transport waits.
     ...(config.natsUrl ? [startupNatsLine(config)] : []),
+    // Files of an earlier release that were readable by other users: said once, at the start that changed them.
+    ...(service.modesWithheld.length > 0 ? [modesWithheldLine(service.modesWithheld)] : []),
     `API docs: ${url}/docs`,
     `session memory compaction service ${config.build.version} (commit ${config.build.commit}, Node ${config.build.nodeVersion}) listening on ${url}`,
   ];

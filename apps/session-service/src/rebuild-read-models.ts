@@ -27,10 +27,10 @@ import { loadServiceConfig } from './config/service-config';
 import { loadRebuildSettings } from './config/rebuild-settings';
 import { eventStoreKind, eventStoreNamed, openEventStore } from './config/event-store-config';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
-import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
-import { withholdModeBitsFromNewFiles } from './config/data-dir-modes';
+import { modesWithheldLine, withholdModeBitsFromNewFiles } from './config/data-dir-modes';
 
 async function main(): Promise<void> {
   // What it writes is not readable by other local users, as the service's files (data-dir-modes.ts).
@@ -44,6 +44,9 @@ async function main(): Promise<void> {
   // The start's rule (1 MiB free where the read models and the embedded store are), before anything is opened or locked.
   refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir], 'rebuild');
   const lock = lockDataDir(config.dataDir, 'rebuild-read-models');
+  // Files an earlier release left readable by other users (the read models it rebuilds in place among them): no longer, as at the service's start.
+  const withheld = withholdModeBitsFromServiceFiles(config);
+  if (withheld.length > 0) process.stdout.write(`${modesWithheldLine(withheld)}\n`);
   const store = openEventStore(config);
   let readModels: ReadModelStore;
   try {

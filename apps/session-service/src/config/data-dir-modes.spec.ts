@@ -1,15 +1,17 @@
 /**
  * The service's files are not readable by other local users (newcomer ncsec62 F3): given a data directory an
  * earlier version wrote (0755, files 0644), when it is checked at start, then other users lose their access and
- * the owner and group keep theirs; what this process's user does not own is left alone; and a process that
- * withholds the bits creates files 0640 and directories 0750 under the common umask 022.
+ * the owner and group keep theirs, also for a store kept outside DATA_DIR (SQLITE_EVENTS_FILE) and files reached
+ * through a symbolic link (newcomer ncfiles63 F1, F6); what this process's user does not own is left alone; and a
+ * process that withholds the bits creates files 0640 and directories 0750 under the common umask 022.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensureDataDir } from './data-dir';
-import { WITHHELD_MODE_BITS, withholdModeBitsFromDataDir } from './data-dir-modes';
+import { withholdModeBitsFromServiceFiles } from './data-dir';
+import { WITHHELD_MODE_BITS, modesWithheldLine, withholdModeBits } from './data-dir-modes';
+import { loadServiceConfig } from './service-config';
 
 const modeOf = (p: string) => fs.statSync(p).mode & 0o777;
 const asRoot = process.getuid?.() === 0;
@@ -33,13 +35,44 @@ describe('DATA_DIR file modes', () => {
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'x');
     fs.chmodSync(path.join(dir, 'notes.txt'), 0o666);
 
-    ensureDataDir(dir);
+    const changed = withholdModeBitsFromServiceFiles(loadServiceConfig({ DATA_DIR: dir }, false));
 
+    expect(changed).toHaveLength(7);
     expect(modeOf(dir)).toBe(0o750);
     expect(modeOf(path.join(dir, 'events-claims'))).toBe(0o750);
     for (const name of ['events.sqlite', 'events.sqlite-wal', 'read-models.sqlite', 'service.lock', 'service.lock.json'])
       expect({ name, mode: modeOf(path.join(dir, name)) }).toEqual({ name, mode: 0o640 });
     expect(modeOf(path.join(dir, 'notes.txt'))).toBe(0o666);
+  });
+
+  it("given the store kept outside DATA_DIR (SQLITE_EVENTS_FILE) and DATA_DIR reached through a symbolic link, when checked at start, then its files and claims lose others' access too", () => {
+    const store = path.join(dir, 'store');
+    fs.mkdirSync(store, { mode: 0o755 });
+    for (const name of ['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm']) {
+      fs.writeFileSync(path.join(store, name), 'x');
+      fs.chmodSync(path.join(store, name), 0o644);
+    }
+    fs.mkdirSync(path.join(store, 'ev-claims'));
+    fs.chmodSync(path.join(store, 'ev-claims'), 0o755);
+    const real = path.join(dir, 'real-data');
+    fs.mkdirSync(real);
+    fs.chmodSync(real, 0o755);
+    fs.writeFileSync(path.join(real, 'read-models.sqlite'), 'x');
+    fs.chmodSync(path.join(real, 'read-models.sqlite'), 0o644);
+    fs.symlinkSync(real, path.join(dir, 'data'));
+
+    const changed = withholdModeBitsFromServiceFiles(
+      loadServiceConfig({ DATA_DIR: path.join(dir, 'data'), SQLITE_EVENTS_FILE: path.join(store, 'ev.sqlite') }, false),
+    );
+
+    expect(changed).toHaveLength(6);
+    expect([modeOf(real), modeOf(path.join(real, 'read-models.sqlite'))]).toEqual([0o750, 0o640]);
+    expect(['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm', 'ev-claims'].map((name) => modeOf(path.join(store, name)))).toEqual([0o640, 0o640, 0o640, 0o750]);
+    // the store's directory is not the service's own: left as it is
+    expect(modeOf(store)).toBe(0o755);
+    expect(modesWithheldLine(changed)).toBe(
+      `file modes: other users' access (and group write) taken away from 6 files an earlier release left readable: ${changed.slice(0, 4).join(', ')} and 2 more`,
+    );
   });
 
   it('keeps stricter modes as they are and names only what it changed', () => {
@@ -48,7 +81,9 @@ describe('DATA_DIR file modes', () => {
     fs.chmodSync(path.join(dir, 'events.sqlite'), 0o600);
     fs.writeFileSync(path.join(dir, 'read-models.sqlite'), 'x');
     fs.chmodSync(path.join(dir, 'read-models.sqlite'), 0o664);
-    expect(withholdModeBitsFromDataDir(dir, ['events.sqlite', 'read-models.sqlite', 'missing.sqlite'])).toEqual([path.join(dir, 'read-models.sqlite')]);
+    expect(withholdModeBits(['events.sqlite', 'read-models.sqlite', 'missing.sqlite'].map((name) => path.join(dir, name)))).toEqual([
+      path.join(dir, 'read-models.sqlite'),
+    ]);
     expect([modeOf(dir), modeOf(path.join(dir, 'events.sqlite')), modeOf(path.join(dir, 'read-models.sqlite'))]).toEqual([0o700, 0o600, 0o640]);
   });
 
@@ -57,7 +92,7 @@ describe('DATA_DIR file modes', () => {
     fs.writeFileSync(file, 'x');
     fs.chmodSync(file, 0o644);
     fs.chownSync(file, 65534, 65534);
-    expect(withholdModeBitsFromDataDir(dir, ['events.sqlite'])).not.toContain(file);
+    expect(withholdModeBits([file])).not.toContain(file);
     expect(modeOf(file)).toBe(0o644);
   });
 

@@ -6,7 +6,6 @@
  * files 0640, directories 0750, as PostgreSQL's data directory with group access.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 /** The permission bits the service never gives: group write, and everything for others (a umask). */
 export const WITHHELD_MODE_BITS = 0o027;
@@ -24,20 +23,21 @@ export function withholdModeBitsFromNewFiles(): void {
 }
 
 /**
- * Takes the withheld bits ({@link WITHHELD_MODE_BITS}) away from `dataDir` and those of `names`
- * (files in it) that exist, are owned by this process's user and have them: a directory or store
- * written by an earlier version (0755, 0644) is no longer readable by other users. A file of another
- * owner (a volume prepared by root) or one that cannot be changed (a read-only or permissionless
- * file system) is left as it is: this never stops a start. Returns the paths it changed, in order.
+ * Takes the withheld bits ({@link WITHHELD_MODE_BITS}) away from those of `paths` that exist (a
+ * symbolic link is followed: the file or directory it names), are owned by this process's user and
+ * have them: a directory or store written by an earlier version (0755, 0644) is no longer readable by
+ * other users. A file of another owner (a volume prepared by root) or one that cannot be changed (a
+ * read-only or permissionless file system) is left as it is: this never stops a start. Returns the
+ * paths it changed, in order.
  */
-export function withholdModeBitsFromDataDir(dataDir: string, names: readonly string[]): string[] {
+export function withholdModeBits(paths: readonly string[]): string[] {
   const uid = process.getuid?.();
   if (uid === undefined) return [];
   const changed: string[] = [];
-  for (const target of [dataDir, ...names.map((name) => path.join(dataDir, name))]) {
+  for (const target of paths) {
     try {
-      const stat = fs.lstatSync(target, { throwIfNoEntry: false });
-      if (!stat || stat.isSymbolicLink() || stat.uid !== uid || (stat.mode & WITHHELD_MODE_BITS) === 0) continue;
+      const stat = fs.statSync(target, { throwIfNoEntry: false });
+      if (!stat || stat.uid !== uid || (stat.mode & WITHHELD_MODE_BITS) === 0) continue;
       fs.chmodSync(target, stat.mode & 0o7777 & ~WITHHELD_MODE_BITS);
       changed.push(target);
     } catch {
@@ -45,4 +45,14 @@ export function withholdModeBitsFromDataDir(dataDir: string, names: readonly str
     }
   }
   return changed;
+}
+
+/**
+ * The start-up line naming the files {@link withholdModeBits} changed (at most 4 named, then a count),
+ * e.g. `file modes: other users' access (and group write) taken away from 2 files an earlier release
+ * left readable: /data, /data/events.sqlite`.
+ */
+export function modesWithheldLine(paths: readonly string[]): string {
+  const named = paths.slice(0, 4).join(', ') + (paths.length > 4 ? ` and ${paths.length - 4} more` : '');
+  return `file modes: other users' access (and group write) taken away from ${paths.length} ${paths.length === 1 ? 'file' : 'files'} an earlier release left readable: ${named}`;
 }

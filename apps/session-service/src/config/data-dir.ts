@@ -4,12 +4,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PROBE_MIN_FREE_BYTES, freeBytesShort } from '@lib/event-store';
+import { PROBE_MIN_FREE_BYTES, freeBytesShort, sqliteClaimsDirectory } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
 import { READ_MODEL_FILE_NAME } from '@lib/session';
 import { LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME } from './data-dir-lock';
-import { withholdModeBitsFromDataDir } from './data-dir-modes';
+import { withholdModeBits } from './data-dir-modes';
+import { eventStoreKind } from './event-store-config';
 
 /**
  * Creates `dir`'s missing directories one at a time, from the nearest existing one down. Node's recursive
@@ -56,14 +57,9 @@ function unwritableDataDir(dataDir: string, what: string, code: string): Configu
   });
 }
 
-/** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record and the default compaction claims directory. */
-const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
-
 /**
  * Creates `dataDir` (and its parents) when missing, and checks that this process may write it and the
- * store's files already in it (`access`: `fs.accessSync`, replaced in tests). Then takes read access
- * for other users away from it and the service's entries in it that this process's user owns
- * (written by an earlier version under umask 022: `withholdModeBitsFromDataDir`).
+ * store's files already in it (`access`: `fs.accessSync`, replaced in tests).
  * @throws ConfigurationError naming `DATA_DIR` when it is a file (or another non-directory), when
  *   it cannot be created (the file system's error code, e.g. a parent that is a file, no permission, a
  *   file system that takes no new directory such as `/proc`), or when it or one of its files is not writable (EACCES).
@@ -103,7 +99,26 @@ export function ensureDataDir(dataDir: string, access: (p: string, mode: number)
       if (code === 'EACCES' || code === 'EPERM') throw unwritableDataDir(dataDir, what, code);
     }
   }
-  withholdModeBitsFromDataDir(dataDir, [...DATA_DIR_FILES, ...DATA_DIR_OTHER_ENTRIES]);
+}
+
+/** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record and the default compaction claims directory. */
+const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
+
+/**
+ * Takes read access for other users (and group write) away from the service's files that this
+ * process's user owns: `DATA_DIR` and the service's entries in it, and with the embedded store its
+ * events file (wherever `SQLITE_EVENTS_FILE` puts it), its `-wal` and `-shm` files and its claims
+ * directory; symbolic links followed. For files an earlier version wrote under umask 022 (0644 in a
+ * 0755 directory); what the service creates now withholds those bits already (`data-dir-modes.ts`).
+ * Called at the service's start and by the read-model rebuild, after their checks. Never throws;
+ * returns the paths changed.
+ */
+export function withholdModeBitsFromServiceFiles(config: ServiceConfig): string[] {
+  const { dataDir, sqliteEventsFile } = config;
+  const inDataDir = [dataDir, ...[...DATA_DIR_FILES, ...DATA_DIR_OTHER_ENTRIES].map((name) => path.join(dataDir, name))];
+  const store =
+    eventStoreKind(config) === 'sqlite' ? [...EVENTS_FILE_SUFFIXES.map((suffix) => sqliteEventsFile + suffix), sqliteClaimsDirectory(sqliteEventsFile)] : [];
+  return withholdModeBits([...new Set([...inDataDir, ...store])]);
 }
 
 /**
