@@ -70,7 +70,7 @@ import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
 import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
-import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory, withholdModeBitsFromServiceFiles } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory, requireWritableClaimsDirectory, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
 import { NATS_TRANSPORT } from './config/tokens';
@@ -152,6 +152,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   // directory, an unwritable directory or file) is refused by name, not by SQLite's "unable to open database file": before DATA_DIR is touched.
   if (eventStoreKind(config) === 'sqlite') requireEventsFileDirectory(config);
   ensureDataDir(config.dataDir);
+  if (eventStoreKind(config) === 'sqlite') requireWritableClaimsDirectory(config);
   const lock = lockDataDir(config.dataDir);
   try {
     // A start on a full disk is refused (exit code 1) rather than listening while nothing can be written.

@@ -211,6 +211,38 @@ export function requireEventsFileDirectory(
 }
 
 /**
+ * For the service on the embedded store: the compaction claims' directory beside the events file
+ * (`sqliteClaimsDirectory`: `events-claims` beside `events.sqlite`), when it exists, must be one this
+ * process may write (`access`: `fs.accessSync`, replaced in tests). One left by another user (a restore
+ * run as root) would make every compaction through the model log a warn line and run without its
+ * claim, silently letting two replicas call the model for one session (newcomer ncfiles63 F5). A
+ * missing one is created when first needed.
+ * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` when it is set to another path than the
+ *   default, else `DATA_DIR`: the directory, the access error (EACCES, EPERM, EROFS), the user, and the
+ *   fix (chown it, or remove it while no replica runs: it holds no data).
+ */
+export function requireWritableClaimsDirectory(
+  config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>,
+  access: (p: string, mode: number) => void = fs.accessSync,
+): void {
+  const { dataDir, sqliteEventsFile: eventsFile } = config;
+  const claims = sqliteClaimsDirectory(eventsFile);
+  if (!fs.statSync(claims, { throwIfNoEntry: false })?.isDirectory()) return;
+  try {
+    access(claims, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return;
+    const fromEnv = eventsFile !== path.join(dataDir, 'events.sqlite');
+    throw new ConfigurationError({
+      ...(fromEnv ? { variable: 'SQLITE_EVENTS_FILE', value: eventsFile } : { variable: 'DATA_DIR', value: dataDir }),
+      problem: `the compaction claims' directory ${claims} is not writable by this process (${code}${processUser()}): compactions through the model would run without their claim`,
+      fix: "make it writable by the service's user (chown), or remove it while no replica runs (it holds no data and is created again)",
+    });
+  }
+}
+
+/**
  * The refusal of a `dataDir` on a read-only file system (EROFS): names DATA_DIR and says to mount
  * it read-write or point DATA_DIR elsewhere. One wording for creating it, locking it and writing
  * the lock's holder file.

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { withoutCredentials } from '@lib/event-store';
 import { ConfigurationError } from './configuration-error';
-import { ensureDataDir, requireEventsFileDirectory, requireExistingSqliteStore } from './data-dir';
+import { ensureDataDir, requireEventsFileDirectory, requireExistingSqliteStore, requireWritableClaimsDirectory } from './data-dir';
 import { openEventStore } from './event-store-config';
 import { listenError } from './listen-error';
 import { loadServiceConfig } from './service-config';
@@ -100,6 +100,32 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
       `SQLITE_EVENTS_FILE=${asDir}: is a directory, not a file: point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store)`,
     );
     expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it("given the compaction claims' directory this process may not write (left by a restore run as root), then the start is refused naming it (newcomer ncfiles63 F5: every model compaction ran without its claim)", () => {
+    const root = tempDir();
+    const refusing = (refused: string, code: string) => (p: string) => {
+      if (p === refused) throw Object.assign(new Error(code), { code });
+    };
+    // The default store: named by DATA_DIR.
+    const dataDir = path.join(root, 'data');
+    const claims = path.join(dataDir, 'events-claims');
+    const config = loadServiceConfig({ DATA_DIR: dataDir }, false);
+    expect(() => requireWritableClaimsDirectory(config, refusing(claims, 'EACCES'))).not.toThrow(); // missing: created when needed
+    fs.mkdirSync(claims, { recursive: true });
+    expect(() => requireWritableClaimsDirectory(config, refusing(claims, 'EACCES'))).toThrow(
+      new RegExp(
+        `^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): compactions through the model would run without their claim: make it writable by the service's user \\(chown\\), or remove it while no replica runs`,
+      ),
+    );
+    expect(() => requireWritableClaimsDirectory(config, () => undefined)).not.toThrow();
+    // A store elsewhere: named by SQLITE_EVENTS_FILE.
+    const eventsFile = path.join(root, 'store', 'ev.sqlite');
+    fs.mkdirSync(path.join(root, 'store', 'ev-claims'), { recursive: true });
+    const elsewhere = loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: eventsFile }, false);
+    expect(() => requireWritableClaimsDirectory(elsewhere, refusing(path.join(root, 'store', 'ev-claims'), 'EPERM'))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${eventsFile}: the compaction claims' directory .*ev-claims is not writable by this process \\(EPERM`),
+    );
   });
 
   it('given SQLITE_EVENTS_FILE in a directory (or a file in it) this process may not write, then it is refused by name, the user and the fix (ncoperator F1)', () => {
