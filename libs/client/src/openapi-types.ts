@@ -316,6 +316,13 @@ export interface components {
             pendingSummary?: {
                 coveredIds: string[];
                 insertBeforeId: string;
+                /** @description with a model summarizer: the preview of the pass's cost in calls (absent with the extractive summarizer) */
+                modelCalls?: {
+                    /** @description SUMMARIZER_MAX_CALLS_PER_PASS: a pass planned over it fails call_limit before its first call */
+                    max: number;
+                    /** @description model calls the pass would make as planned now, one per chunk of SUMMARIZER_MAX_INPUT_TOKENS (replies longer than planned may add some; retries aside) */
+                    planned: number;
+                };
             };
             /** @description with from: the revision of that policy's event (GET …/policy's revision); absent when not known (a policy set before the session's last compaction, which predates 2026-11-30) */
             policyRevision?: string;

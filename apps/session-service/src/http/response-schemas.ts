@@ -491,7 +491,19 @@ export const CompactionAnswerSchema = named(
       'with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then',
     ),
     pendingSummary: z
-      .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
+      .strictObject({
+        insertBeforeId: z.string(),
+        coveredIds: z.array(z.string()),
+        modelCalls: z
+          .strictObject({
+            planned: count.describe(
+              'model calls the pass would make as planned now, one per chunk of SUMMARIZER_MAX_INPUT_TOKENS (replies longer than planned may add some; retries aside)',
+            ),
+            max: count.describe('SUMMARIZER_MAX_CALLS_PER_PASS: a pass planned over it fails call_limit before its first call'),
+          })
+          .optional()
+          .describe("with a model summarizer: the preview of the pass's cost in calls (absent with the extractive summarizer)"),
+      })
       .optional()
       .describe('dry run of a summarizing pass: where the summary would go and what it would cover (no summarizer is called)'),
     summarizer: z

@@ -26,6 +26,7 @@ export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal)
     identity: summarizer.identity,
     inputBound: summarizer.inputBound,
     ...(summarizer.pauseRemainingMs ? { pauseRemainingMs: () => summarizer.pauseRemainingMs!() } : {}),
+    ...(summarizer.plannedCalls ? { plannedCalls: (request, options) => summarizer.plannedCalls!(request, options) } : {}),
     async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
       const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
       const outcome = await summarizer.summarize(request, { ...options, signal });

@@ -106,8 +106,12 @@ export interface CompactionAnswer {
    * estimator's unit (`SummaryBudgetUse` of `@lib/compaction`).
    */
   summaryBudget?: SummaryBudgetUse;
-  /** Present for a dry run that would call the summarizer: what it would be asked. */
-  pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
+  /**
+   * Present for a dry run that would call the summarizer: what it would be asked, and with a model
+   * summarizer `modelCalls`, the calls it would make as planned now and the bound on a pass's calls
+   * (a pass planned over the bound fails `call_limit` before its first call).
+   */
+  pendingSummary?: { insertBeforeId: string; coveredIds: string[]; modelCalls?: PlannedModelCalls };
   /**
    * The summarizer recorded with the decision answered (written, or `replayed`): its identity and
    * the usage of every call made for it, summed, with `discarded` the part whose replies were not
@@ -141,9 +145,15 @@ export interface CompactionAnswer {
  * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving, or an automatic
  *   pass was abandoned (its policy changed meanwhile: `passAuthority`); `state` is the latest.
  */
+/** The model calls a pass would make as planned now (`planned`, one per chunk) and the bound on them (`max`, `SUMMARIZER_MAX_CALLS_PER_PASS`). */
+export interface PlannedModelCalls {
+  planned: number;
+  max: number;
+}
+
 export type CompactionConclusion =
   | { kind: 'unrecorded'; plan: CompactionPlan; state: SessionWindowState }
-  | { kind: 'dry-run'; plan: CompactionPlan; result: CompactionResult; state: SessionWindowState }
+  | { kind: 'dry-run'; plan: CompactionPlan; result: CompactionResult; state: SessionWindowState; modelCalls?: PlannedModelCalls }
   | { kind: 'recorded'; decision: CompactionDecision; revision: bigint; position: bigint }
   | { kind: 'replay'; recorded: RecordedCompaction; state: SessionWindowState; decisionEvents?: readonly RecordedDecisionEvent[] }
   | { kind: 'conflict'; state: SessionWindowState };
@@ -249,7 +259,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
       };
     }
     case 'dry-run': {
-      const { plan, result, state } = conclusion;
+      const { plan, result, state, modelCalls } = conclusion;
       return {
         outcome: result.outcome,
         archived: result.archivedIds,
@@ -261,7 +271,15 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...decidedAt(state),
         ...common,
         recorded: false,
-        ...(plan.summaryRequest ? { pendingSummary: { insertBeforeId: plan.summaryInsertBeforeId!, coveredIds: plan.summaryRequest.coveredIds } } : {}),
+        ...(plan.summaryRequest
+          ? {
+              pendingSummary: {
+                insertBeforeId: plan.summaryInsertBeforeId!,
+                coveredIds: plan.summaryRequest.coveredIds,
+                ...(modelCalls ? { modelCalls } : {}),
+              },
+            }
+          : {}),
       };
     }
     case 'recorded': {

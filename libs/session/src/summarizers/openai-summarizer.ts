@@ -197,22 +197,14 @@ export class OpenAiSummarizer implements Summarizer {
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0, retries: 0, unreportedUsageCalls: 0, answeredModels: [] as string[] };
     let chunkCalls = 0;
-    let pending: SummaryRequest[];
-    let lengthLimit = options.estimator ? summaryLengthLimit(request, options.estimator) : undefined;
-    // the length section is part of every call's input: the chunks are planned with its cost taken off the bound
-    let reserved = lengthLimit ? this.estimator.count(summaryLengthSection(lengthLimit)) + JOIN_SLACK : 0;
+    let planned: FirstPlan;
     try {
-      try {
-        pending = await this.plan(request, reserved);
-      } catch (err) {
-        if (reserved === 0) throw err;
-        // a bound too tight for the section as well: the model is not told the budget
-        [lengthLimit, reserved] = [undefined, 0];
-        pending = await this.plan(request, 0);
-      }
+      planned = await this.firstPlan(request, options);
     } catch (err) {
       return { ok: false, ...planFailure(err), ...usage };
     }
+    const { lengthLimit, reserved } = planned;
+    let pending = planned.chunks;
     // a pass that would need more calls than the bound (less those its earlier attempts made) fails before its first one: nothing spent
     const spent = options.callsSpent ?? 0;
     if (spent + pending.length > this.settings.maxCallsPerPass)
@@ -318,6 +310,38 @@ export class OpenAiSummarizer implements Summarizer {
   }
 
   /**
+   * The calls a pass would make for `request` as planned now (one per chunk; replies longer than
+   * planned may split the chunks left, adding some), with the bound on a pass's calls: for a dry run's
+   * preview of a pass's cost. Null when the chunks cannot be planned (the planning missed its deadline).
+   */
+  async plannedCalls(request: SummaryRequest, options: Pick<SummarizeOptions, 'estimator'> = {}): Promise<{ planned: number; max: number } | null> {
+    try {
+      return { planned: (await this.firstPlan(request, options)).chunks.length, max: this.settings.maxCallsPerPass };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The chunks of `request`'s first calls, planned with the length section's cost (from
+   * `options.estimator`'s summary budget) taken off the bound; without the section when the bound
+   * cannot spare it (the model is then not told the budget). One plan for a pass and its dry run.
+   * @throws what `planSummaryChunks` throws in the counting pool (e.g. CountingTimeoutError).
+   */
+  private async firstPlan(request: SummaryRequest, options: Pick<SummarizeOptions, 'estimator'>): Promise<FirstPlan> {
+    const lengthLimit = options.estimator ? summaryLengthLimit(request, options.estimator) : undefined;
+    // the length section is part of every call's input: the chunks are planned with its cost taken off the bound
+    const reserved = lengthLimit ? this.estimator.count(summaryLengthSection(lengthLimit)) + JOIN_SLACK : 0;
+    try {
+      return { chunks: await this.plan(request, reserved), lengthLimit, reserved };
+    } catch (err) {
+      if (reserved === 0) throw err;
+      // a bound too tight for the section as well: the model is not told the budget
+      return { chunks: await this.plan(request, 0), lengthLimit: undefined, reserved: 0 };
+    }
+  }
+
+  /**
    * Milliseconds left of the pause the endpoint's last HTTP 429 set (see {@link EndpointPause}):
    * no call is sent to it until then; 0 when there is none.
    */
@@ -335,6 +359,13 @@ export class OpenAiSummarizer implements Summarizer {
   private longestRetryWaitMs(): number {
     return Math.max(RETRY_WAIT_FLOOR_MS, this.settings.timeoutMs);
   }
+}
+
+/** {@link OpenAiSummarizer}'s first plan of a pass: its chunks, the length the model is told (undefined: none), and that section's cost taken off the bound. */
+interface FirstPlan {
+  chunks: SummaryRequest[];
+  lengthLimit: ReturnType<typeof summaryLengthLimit> | undefined;
+  reserved: number;
 }
 
 /** A failed call's reason (human-readable, never message text nor a key) and its kind, chosen together. */

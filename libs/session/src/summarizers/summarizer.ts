@@ -112,6 +112,13 @@ export interface Summarizer {
    * 0 when there is none. Absent for a summarizer that never pauses (the extractive one).
    */
   pauseRemainingMs?(): number;
+  /**
+   * The model calls a pass would make for `request` as planned now (`planned`, one per chunk; replies
+   * longer than planned may add some) and the bound on a pass's calls (`max`,
+   * `SUMMARIZER_MAX_CALLS_PER_PASS`): a dry run's preview of its cost. Null when it cannot be planned.
+   * Absent for a summarizer that calls no model (the extractive one).
+   */
+  plannedCalls?(request: SummaryRequest, options?: Pick<SummarizeOptions, 'estimator'>): Promise<{ planned: number; max: number } | null>;
 }
 
 /** A summarizer's input bound: `maxInputTokens` in the unit of `estimator` (system + user message). */

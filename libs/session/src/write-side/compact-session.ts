@@ -333,7 +333,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             step = planSessionCompaction(command, state, spend.discarded);
           }
         }
-        if (step.kind === 'conclude') return step.conclusion;
+        if (step.kind === 'conclude') return await this.withModelCalls(step.conclusion, command);
         // The model calls stop at once when the session is erased meanwhile (watch.signal: by this process, or another once projected),
         // and earlier attempts' calls count against the pass's bound on calls.
         const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command, watch.signal, spend) : undefined;
@@ -444,6 +444,17 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       throw new SessionNotFoundError(command.sessionId);
     }
     return cloneSessionWindow(state);
+  }
+
+  /**
+   * `conclusion`, and for the dry run of a pass that would call the model, the calls it would make as
+   * planned now and the bound on them (`Summarizer.plannedCalls`): the preview of its cost, and of a
+   * `call_limit` failure. Other conclusions as they are.
+   */
+  private async withModelCalls(conclusion: CompactionConclusion, command: CompactSession): Promise<CompactionConclusion> {
+    if (conclusion.kind !== 'dry-run' || !conclusion.plan.summaryRequest || !this.summarizer.plannedCalls) return conclusion;
+    const modelCalls = await this.summarizer.plannedCalls(conclusion.plan.summaryRequest, { estimator: getEstimator(command.estimator) });
+    return modelCalls ? { ...conclusion, modelCalls } : conclusion;
   }
 
   /**
