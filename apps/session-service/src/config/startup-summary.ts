@@ -42,13 +42,14 @@ function postgresServerShown(databaseUrl: string): string {
 
 /**
  * `summarizer: <kind> (<model>)`, and for an OpenAI-compatible one ` at <host[:port]>` of its
- * endpoint (`OPENAI_BASE_URL`, or api.openai.com by default): where conversations are sent. Never
+ * endpoint (`OPENAI_BASE_URL`, or api.openai.com by default): where conversations are sent, and
+ * `, at most <n> calls per pass` (`SUMMARIZER_MAX_CALLS_PER_PASS`: what a pass may spend). Never
  * the path, credentials in the URL or the API key.
  */
 export function startupSummarizerLine(summarizer: Summarizer): string {
   const { kind, model } = summarizer.identity;
   if (!(summarizer instanceof OpenAiSummarizer)) return `summarizer: ${kind} (${model})`;
-  return `summarizer: ${kind} (${model} at ${new URL(summarizer.settings.baseURL).host})`;
+  return `summarizer: ${kind} (${model} at ${new URL(summarizer.settings.baseURL).host}, at most ${summarizer.settings.maxCallsPerPass} calls per pass)`;
 }
 
 /**
