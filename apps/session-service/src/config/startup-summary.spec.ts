@@ -8,7 +8,9 @@ describe('start-up summary lines', () => {
     expect(startupSummarizerLine(new ExtractiveSummarizer())).toMatch(/^summarizer: extractive \(.+\)$/);
     const key = 'sk-startup-line-secret-1234';
     // OPENAI_API_KEY alone: the default endpoint, api.openai.com
-    expect(startupSummarizerLine(summarizerFromEnv({ OPENAI_API_KEY: key }))).toBe('summarizer: openai-compatible (gpt-4o-mini at api.openai.com, at most 250 calls per pass)');
+    expect(startupSummarizerLine(summarizerFromEnv({ OPENAI_API_KEY: key }))).toBe(
+      'summarizer: openai-compatible (gpt-4o-mini at api.openai.com, at most 250 calls per pass)',
+    );
     const local = startupSummarizerLine(summarizerFromEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', OPENAI_API_KEY: key, SUMMARIZER_MODEL: 'llama3' }));
     expect(local).toBe('summarizer: openai-compatible (llama3 at 127.0.0.1:8080, at most 250 calls per pass)');
     expect(local).not.toContain(key);
