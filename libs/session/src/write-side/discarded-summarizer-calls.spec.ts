@@ -139,7 +139,7 @@ describe('a summarizer call whose reply a pass does not use', () => {
     }
   });
 
-  it('planned again and compacting with a second call: the decision records both calls, one of them discarded, and so do its answer and its history item', async () => {
+  it("planned again and compacting with a second call: the decision records both calls, one of them discarded, and so do its answer and its history item; the second attempt is told the first one's call (SUMMARIZER_MAX_CALLS_PER_PASS bounds the pass, not each attempt; newcomer nccost63 F1)", async () => {
     const { store, summarizer, compactions, turns, decisions, spent, policy } = setUp();
     try {
       await turns(0, 8);
@@ -156,6 +156,8 @@ describe('a summarizer call whose reply a pass does not use', () => {
       const answer = await commanded;
 
       expect(summarizer.calls).toBe(3);
+      // call 2: the commanded pass's first attempt (nothing spent before); call 3: its second attempt, after call 2's reply was discarded
+      expect(summarizer.options.map((o) => o.callsSpent)).toEqual([0, 0, 1]);
       const recorded: SummarizerIdentity = { ...identity, ...usage(2, 500, 50), discarded: usage(1, 200, 20) };
       expect(answer).toMatchObject({ outcome: 'compacted', recorded: true, summarizer: recorded });
       expect(answer.discardedSummarizerCalls).toEqual({ ...identity, ...usage(1, 200, 20) });
@@ -345,28 +347,6 @@ describe('a summarizer call whose reply a pass does not use', () => {
       expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['error', undefined, usage(1, 100, 10)]]);
     } finally {
       await projector.stop();
-      await store.close();
-    }
-  });
-
-  it('planned again: the call of the new attempt is told the calls the earlier one made (SUMMARIZER_MAX_CALLS_PER_PASS bounds the pass, not each attempt; newcomer nccost63 F1)', async () => {
-    const { store, summarizer, compactions, turns, policy } = setUp();
-    try {
-      await turns(0, 8);
-      await policy(bigger, null);
-      const auto = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false, 'auto'));
-      await summarizer.called(1);
-      const smaller = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 });
-      const commanded = compactions.execute(new CompactSessionCommand('t', 's', smaller, null, 'chars', false));
-      await summarizer.called(2);
-      summarizer.answer(1);
-      await auto;
-      summarizer.answer(2);
-      summarizer.answer(3);
-      expect(await commanded).toMatchObject({ outcome: 'compacted' });
-      // call 2: the commanded pass's first attempt (nothing spent before); call 3: its second attempt, after call 2's reply was discarded
-      expect(summarizer.options.map((o) => o.callsSpent)).toEqual([0, 0, 1]);
-    } finally {
       await store.close();
     }
   });
