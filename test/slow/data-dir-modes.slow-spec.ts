@@ -50,7 +50,7 @@ describe('DATA_DIR file modes of the running service', () => {
     const again = await spawnService({ dataDir });
     try {
       expect(again.stdout()).toContain(
-        `file modes: other users' access (and group write) taken away from ${modes.length} files an earlier release left readable: ${dataDir}`,
+        `file modes: other users' access (and group write) taken away from ${modes.length} files that other users could read: ${dataDir}`,
       );
     } finally {
       await again.stop();

@@ -16,7 +16,7 @@ export { freezeShared, sharedValuesFrozen, withoutSharedValueFreeze } from './sh
 export { findInStream } from './find-in-stream';
 export { PollingSubscription, type ReadPage } from './polling-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
-export { sqliteClaimFileName, sqliteClaimsDirectory } from './sqlite/sqlite-claims';
+export { realStoreFile, sqliteClaimFileName, sqliteClaimsDirectory } from './sqlite/sqlite-claims';
 export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema';
 export { isSqliteCorrupt, isSqliteDiskFull } from './sqlite/sqlite-errors';
 export { PROBE_MIN_FREE_BYTES, freeBytesShort } from './sqlite/sqlite-write-probe';

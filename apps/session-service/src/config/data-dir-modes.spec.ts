@@ -71,8 +71,27 @@ describe('DATA_DIR file modes', () => {
     // the store's directory is not the service's own: left as it is
     expect(modeOf(store)).toBe(0o755);
     expect(modesWithheldLine(changed)).toBe(
-      `file modes: other users' access (and group write) taken away from 6 files an earlier release left readable: ${changed.slice(0, 4).join(', ')} and 2 more`,
+      `file modes: other users' access (and group write) taken away from 6 files that other users could read: ${changed.slice(0, 4).join(', ')} and 2 more`,
     );
+  });
+
+  it("given SQLITE_EVENTS_FILE a symbolic link to the store, when checked at start, then the real file's -wal, -shm and claims lose others' access (newcomer ncrecheck63 F1: they stayed 0644 and the WAL was readable)", () => {
+    const real = path.join(dir, 'real');
+    fs.mkdirSync(real);
+    for (const name of ['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm']) {
+      fs.writeFileSync(path.join(real, name), 'x');
+      fs.chmodSync(path.join(real, name), 0o644);
+    }
+    fs.mkdirSync(path.join(real, 'ev-claims'));
+    fs.chmodSync(path.join(real, 'ev-claims'), 0o755);
+    fs.mkdirSync(path.join(dir, 'links'));
+    fs.symlinkSync(path.join(real, 'ev.sqlite'), path.join(dir, 'links', 'link.sqlite'));
+
+    withholdModeBitsFromServiceFiles(
+      loadServiceConfig({ DATA_DIR: path.join(dir, 'data'), SQLITE_EVENTS_FILE: path.join(dir, 'links', 'link.sqlite') }, false),
+    );
+
+    expect(['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm', 'ev-claims'].map((name) => modeOf(path.join(real, name)))).toEqual([0o640, 0o640, 0o640, 0o750]);
   });
 
   it('keeps stricter modes as they are and names only what it changed', () => {

@@ -49,10 +49,10 @@ export function withholdModeBits(paths: readonly string[]): string[] {
 
 /**
  * The start-up line naming the files {@link withholdModeBits} changed (at most 4 named, then a count),
- * e.g. `file modes: other users' access (and group write) taken away from 2 files an earlier release
- * left readable: /data, /data/events.sqlite`.
+ * e.g. `file modes: other users' access (and group write) taken away from 2 files that other users could
+ * read: /data, /data/events.sqlite`.
  */
 export function modesWithheldLine(paths: readonly string[]): string {
   const named = paths.slice(0, 4).join(', ') + (paths.length > 4 ? ` and ${paths.length - 4} more` : '');
-  return `file modes: other users' access (and group write) taken away from ${paths.length} ${paths.length === 1 ? 'file' : 'files'} an earlier release left readable: ${named}`;
+  return `file modes: other users' access (and group write) taken away from ${paths.length} ${paths.length === 1 ? 'file' : 'files'} that other users could read: ${named}`;
 }

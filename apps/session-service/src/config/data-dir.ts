@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PROBE_MIN_FREE_BYTES, freeBytesShort, sqliteClaimsDirectory } from '@lib/event-store';
+import { PROBE_MIN_FREE_BYTES, freeBytesShort, realStoreFile, sqliteClaimsDirectory } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
 import { READ_MODEL_FILE_NAME } from '@lib/session';
@@ -116,8 +116,11 @@ const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
 export function withholdModeBitsFromServiceFiles(config: ServiceConfig): string[] {
   const { dataDir, sqliteEventsFile } = config;
   const inDataDir = [dataDir, ...[...DATA_DIR_FILES, ...DATA_DIR_OTHER_ENTRIES].map((name) => path.join(dataDir, name))];
+  // SQLite keeps the -wal and -shm files beside the store file's real path, and the claims are beside it too (realStoreFile)
+  const real = realStoreFile(sqliteEventsFile);
   const store =
-    eventStoreKind(config) === 'sqlite' ? [...EVENTS_FILE_SUFFIXES.map((suffix) => sqliteEventsFile + suffix), sqliteClaimsDirectory(sqliteEventsFile)] : [];
+    eventStoreKind(config) === 'sqlite' ? [...new Set([sqliteEventsFile, real])].flatMap((file) => EVENTS_FILE_SUFFIXES.map((suffix) => file + suffix)) : [];
+  if (store.length > 0) store.push(sqliteClaimsDirectory(real));
   return withholdModeBits([...new Set([...inDataDir, ...store])]);
 }
 
@@ -211,34 +214,46 @@ export function requireEventsFileDirectory(
 }
 
 /**
- * For the service on the embedded store: the compaction claims' directory beside the events file
- * (`sqliteClaimsDirectory`: `events-claims` beside `events.sqlite`), when it exists, must be one this
- * process may write (`access`: `fs.accessSync`, replaced in tests). One left by another user (a restore
+ * For the service on the embedded store: the compaction claims' directory beside the events file's
+ * real path (`sqliteClaimsDirectory`: `events-claims` beside `events.sqlite`), when it exists, must be
+ * a directory this process may write, with lock files it may read and write (`access`:
+ * `fs.accessSync`, replaced in tests). One left by another user (a restore
  * run as root) would make every compaction through the model log a warn line and run without its
  * claim, silently letting two replicas call the model for one session (newcomer ncfiles63 F5). A
  * missing one is created when first needed.
  * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` when it is set to another path than the
- *   default, else `DATA_DIR`: the directory, the access error (EACCES, EPERM, EROFS), the user, and the
- *   fix (chown it, or remove it while no replica runs: it holds no data).
+ *   default, else `DATA_DIR`: the directory (not a directory, or not writable) or the lock file, the
+ *   access error (EACCES, EPERM, EROFS), the user, and the fix (chown it, or remove it while no
+ *   replica runs: it holds no data).
  */
 export function requireWritableClaimsDirectory(
   config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>,
   access: (p: string, mode: number) => void = fs.accessSync,
 ): void {
   const { dataDir, sqliteEventsFile: eventsFile } = config;
-  const claims = sqliteClaimsDirectory(eventsFile);
-  if (!fs.statSync(claims, { throwIfNoEntry: false })?.isDirectory()) return;
-  try {
-    access(claims, fs.constants.W_OK | fs.constants.X_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return;
-    const fromEnv = eventsFile !== path.join(dataDir, 'events.sqlite');
-    throw new ConfigurationError({
+  // beside the store file's real path, as the claims are taken (realStoreFile)
+  const claims = sqliteClaimsDirectory(realStoreFile(eventsFile));
+  const fromEnv = eventsFile !== path.join(dataDir, 'events.sqlite');
+  const refuse = (problem: string) =>
+    new ConfigurationError({
       ...(fromEnv ? { variable: 'SQLITE_EVENTS_FILE', value: eventsFile } : { variable: 'DATA_DIR', value: dataDir }),
-      problem: `the compaction claims' directory ${claims} is not writable by this process (${code}${processUser()}): compactions through the model would run without their claim`,
-      fix: "make it writable by the service's user (chown), or remove it while no replica runs (it holds no data and is created again)",
+      problem: `${problem}: compactions through the model would run without their claim`,
+      fix: "make it and its lock files the service's user's (chown -R), or remove it while no replica runs (it holds no data and is created again)",
     });
+  const stat = fs.statSync(claims, { throwIfNoEntry: false });
+  if (!stat) return;
+  if (!stat.isDirectory()) throw refuse(`the compaction claims' directory ${claims} is not a directory`);
+  // the directory, then each lock file in it (a claim opens its file for reading and writing)
+  const entries = [claims, ...fs.readdirSync(claims).map((name) => path.join(claims, name))];
+  for (const what of entries) {
+    try {
+      access(what, what === claims ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') continue;
+      const named = what === claims ? `the compaction claims' directory ${claims}` : `the compaction claims' lock file ${what}`;
+      throw refuse(`${named} is not writable by this process (${code}${processUser()})`);
+    }
   }
 }
 

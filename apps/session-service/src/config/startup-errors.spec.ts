@@ -115,10 +115,22 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     fs.mkdirSync(claims, { recursive: true });
     expect(() => requireWritableClaimsDirectory(config, refusing(claims, 'EACCES'))).toThrow(
       new RegExp(
-        `^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): compactions through the model would run without their claim: make it writable by the service's user \\(chown\\), or remove it while no replica runs`,
+        `^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): compactions through the model would run without their claim: make it and its lock files the service's user's \\(chown -R\\), or remove it while no replica runs`,
       ),
     );
     expect(() => requireWritableClaimsDirectory(config, () => undefined)).not.toThrow();
+    // A lock file in it the service may not open (left by root): refused naming it (newcomer ncrecheck63 F4).
+    const lockFile = path.join(claims, 'abc.lock');
+    fs.writeFileSync(lockFile, '');
+    expect(() => requireWritableClaimsDirectory(config, refusing(lockFile, 'EACCES'))).toThrow(
+      new RegExp(`^DATA_DIR=${dataDir}: the compaction claims' lock file ${lockFile} is not writable by this process \\(EACCES`),
+    );
+    // A file where the directory should be.
+    fs.rmSync(claims, { recursive: true });
+    fs.writeFileSync(claims, '');
+    expect(() => requireWritableClaimsDirectory(config, () => undefined)).toThrow(
+      new RegExp(`^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not a directory: `),
+    );
     // A store elsewhere: named by SQLITE_EVENTS_FILE.
     const eventsFile = path.join(root, 'store', 'ev.sqlite');
     fs.mkdirSync(path.join(root, 'store', 'ev-claims'), { recursive: true });

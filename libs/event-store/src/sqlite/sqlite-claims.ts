@@ -19,6 +19,19 @@ export function sqliteClaimsDirectory(storeFile: string): string {
 }
 
 /**
+ * The real path of the store file `storeFile` (symbolic links resolved), where SQLite keeps its
+ * `-wal` and `-shm` files and beside which the claims directory is; `storeFile` as given when it does
+ * not exist (yet) or cannot be resolved.
+ */
+export function realStoreFile(storeFile: string): string {
+  try {
+    return realpathSync(storeFile);
+  } catch {
+    return storeFile;
+  }
+}
+
+/**
  * The lock file's name of the claim `name` (in {@link sqliteClaimsDirectory}): the first 128 bits
  * of SHA-256 of a fixed prefix and the name, in hex, and `.lock`. Pure.
  */
@@ -62,13 +75,7 @@ export class SqliteClaims {
    * claims directory of its own, and both called the model for every decision).
    */
   constructor(storeFile: string) {
-    let real = storeFile;
-    try {
-      real = realpathSync(storeFile);
-    } catch {
-      // not there (yet): the path as given
-    }
-    this.directory = sqliteClaimsDirectory(real);
+    this.directory = sqliteClaimsDirectory(realStoreFile(storeFile));
   }
 
   /**

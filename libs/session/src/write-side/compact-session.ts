@@ -77,6 +77,8 @@ export const MAX_COMPACTION_REBASES = 32;
 export const SETTLED_PASS_SHARE_MS = 1000;
 /** At most this many ended passes' answers are kept for {@link SETTLED_PASS_SHARE_MS} (the oldest go first). */
 const MAX_SETTLED_PASSES = 256;
+/** Longest wait (ms) of a pass stopped by an erasure for the erasure's record in the read models, so its 404 says when it was erased. */
+const ERASURE_RECORD_WAIT_MS = 2000;
 
 /** Handles {@link CompactSessionCommand} (one pass, see the module doc). */
 @CommandHandler(CompactSessionCommand)
@@ -94,6 +96,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   private running = 0;
   /** Waiters of {@link whenIdle}. */
   private readonly idle = new Set<() => void>();
+  /** The 404s of passes an erasure stopped while they ran (their answer waits for the erasure's record: {@link notFoundAnswer}). */
+  private readonly erasedDuringPass = new WeakSet<SessionNotFoundError>();
 
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
@@ -155,7 +159,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       // e.g. erased meanwhile (404) or the store failing the append: the calls made were spent all the same
       spend.discardPending();
       this.publishSpend(command, 'error', spend);
-      if (err instanceof SessionNotFoundError) throw this.notFoundAnswer(command, spend, err.writtenAgain);
+      if (err instanceof SessionNotFoundError) throw await this.notFoundAnswer(command, spend, err.writtenAgain, this.erasedDuringPass.has(err));
       // refused after a model call (by policy, the policy cleared meanwhile): the refusal carries the calls too
       if (err instanceof InvalidRequestError) throw withDiscardedSummarizerCalls(err, discardedSummarizerCalls(this.summarizer.identity, spend.discarded));
       throw err;
@@ -184,10 +188,21 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * summarizer ran): the erased-session 404 of `GET /v1/sessions/{id}` (`erasedAt` of the id's
    * latest erasure, {@link latestErasure}) carrying the calls the pass made
    * (`discardedSummarizerCalls`: the endpoint served them, their replies went into no decision);
-   * `writtenAgain` when the pass found the session written again after the erasure (its message says so).
+   * `writtenAgain` when the pass found the session written again after the erasure (its message says so);
+   * `erasedDuringPass` when the erasure stopped the pass while it ran (aborting its model call): its
+   * record may not be projected yet, so it is waited for, at most {@link ERASURE_RECORD_WAIT_MS}.
    */
-  private notFoundAnswer(command: CompactSessionCommand, spend: SummarizerSpend, writtenAgain: boolean): SessionNotFoundError {
-    const erasedAt = this.readModels && latestErasure(this.readModels, command.tenantId, command.sessionId)?.erasedAt;
+  private async notFoundAnswer(
+    command: CompactSessionCommand,
+    spend: SummarizerSpend,
+    writtenAgain: boolean,
+    erasedDuringPass: boolean,
+  ): Promise<SessionNotFoundError> {
+    const erasure = () => (this.readModels ? latestErasure(this.readModels, command.tenantId, command.sessionId)?.erasedAt : undefined);
+    let erasedAt = erasure();
+    // Stopped by the erasure's deletion (its watch aborted the model call): its record follows within milliseconds, then its projection.
+    for (const until = Date.now() + ERASURE_RECORD_WAIT_MS; erasedDuringPass && this.readModels && !erasedAt && Date.now() < until; erasedAt = erasure())
+      await new Promise((resolve) => setTimeout(resolve, 10));
     return new SessionNotFoundError(command.sessionId, erasedAt, discardedSummarizerCalls(this.summarizer.identity, spend.discarded), writtenAgain);
   }
 
@@ -341,7 +356,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         if (watch.invalidated) {
           // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
           watch.rearm();
-          state = await this.load(request);
+          state = await this.load(request).catch((err: unknown) => {
+            // Its 404 is answered with the erasure's time, which the erasure records right after the deletion that stopped this pass.
+            if (err instanceof SessionNotFoundError) this.erasedDuringPass.add(err);
+            throw err;
+          });
           const abandoned = this.abandoned(command, loaded, state, spend);
           if (abandoned) return abandoned;
           continue;
