@@ -332,55 +332,42 @@ describe('a summarizer call whose reply a pass does not use', () => {
     }
   });
 
-  it('the session is erased while the summarizer runs: the command answers the erased-session 404 (erasedAt) carrying the call, and the metrics still get it', async () => {
-    const { store, cache, summarizer, turns, spent, bus } = setUp();
-    const readModels = ReadModelStore.open(':memory:');
-    const projector = new SessionProjector(readModels);
-    const compactions = new CompactSessionHandler(store, cache, summarizer, bus, undefined, undefined, readModels);
-    projector.start(store);
-    try {
-      await turns(0, 8);
-      const pass = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false)).catch((e: unknown) => e);
-      await summarizer.called(1);
-      const erased = await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
-      summarizer.answer(1);
-      const err = await pass;
-      expect(err).toBeInstanceOf(SessionNotFoundError);
-      // as GET /v1/sessions/{id} answers an erased id, plus the call the endpoint served (and billed)
-      expect((err as SessionNotFoundError).details).toEqual({ erasedAt: erased.erasedAt, discardedSummarizerCalls: { ...identity, ...usage(1, 100, 10) } });
-      expect((err as SessionNotFoundError).message).toContain(`was erased at ${erased.erasedAt}`);
-      expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['error', undefined, usage(1, 100, 10)]]);
-    } finally {
-      await projector.stop();
-      await store.close();
-    }
-  });
-
-  it('the session is erased while the summarizer runs: the call is aborted at once (no more of the erased conversation goes to the model; newcomer nccost63 F2)', async () => {
-    const { store, cache, summarizer, turns, bus } = setUp();
-    const readModels = ReadModelStore.open(':memory:');
-    const projector = new SessionProjector(readModels);
-    const compactions = new CompactSessionHandler(store, cache, summarizer, bus, undefined, undefined, readModels);
-    projector.start(store);
-    try {
-      await turns(0, 8);
-      // the call returns at the abort, before the erasure has written its record: the 404 still says when it was erased (newcomer ncrecheck63 F2)
-      summarizer.abortable = true;
-      const pass = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false)).catch((e: unknown) => e);
-      await summarizer.called(1);
-      const signal = summarizer.options[0].signal!;
-      expect(signal.aborted).toBe(false);
-      const erased = await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
-      expect(signal.aborted).toBe(true);
-      const err = await pass;
-      expect(err).toBeInstanceOf(SessionNotFoundError);
-      expect((err as SessionNotFoundError).details).toMatchObject({ erasedAt: erased.erasedAt });
-      expect((err as SessionNotFoundError).message).toContain(`was erased at ${erased.erasedAt}`);
-    } finally {
-      await projector.stop();
-      await store.close();
-    }
-  });
+  // Its call aborted by the erasure (the model summarizer's call returns at once, before the erasure has written its record:
+  // newcomer nccost63 F2, ncrecheck63 F2), or one that answers all the same (a summarizer that ignores the signal).
+  it.each([
+    ['answered all the same', false],
+    ['aborted at once', true],
+  ])(
+    'the session is erased while the summarizer runs (its call %s): the signal is aborted, the command answers the erased-session 404 (erasedAt) carrying the call, and the metrics still get it',
+    async (_how, abortable) => {
+      const { store, cache, summarizer, turns, spent, bus } = setUp();
+      const readModels = ReadModelStore.open(':memory:');
+      const projector = new SessionProjector(readModels);
+      const compactions = new CompactSessionHandler(store, cache, summarizer, bus, undefined, undefined, readModels);
+      projector.start(store);
+      try {
+        await turns(0, 8);
+        summarizer.abortable = abortable;
+        const pass = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false)).catch((e: unknown) => e);
+        await summarizer.called(1);
+        const signal = summarizer.options[0].signal!;
+        expect(signal.aborted).toBe(false);
+        const erased = await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
+        expect(signal.aborted).toBe(true);
+        summarizer.answer(1);
+        const err = await pass;
+        expect(err).toBeInstanceOf(SessionNotFoundError);
+        // as GET /v1/sessions/{id} answers an erased id, plus the call the endpoint served (and billed)
+        const call = abortable ? usage(1, 0, 0) : usage(1, 100, 10);
+        expect((err as SessionNotFoundError).details).toEqual({ erasedAt: erased.erasedAt, discardedSummarizerCalls: { ...identity, ...call } });
+        expect((err as SessionNotFoundError).message).toContain(`was erased at ${erased.erasedAt}`);
+        expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['error', undefined, call]]);
+      } finally {
+        await projector.stop();
+        await store.close();
+      }
+    },
+  );
 
   it('the session is erased and written again while the summarizer runs: the command answers the erased-session 404 carrying the call, and writes nothing into the new life', async () => {
     const { store, cache, summarizer, compactions, turns, decisions, spent } = setUp();
