@@ -71,7 +71,7 @@ describe('DATA_DIR file modes', () => {
     // the store's directory is not the service's own: left as it is
     expect(modeOf(store)).toBe(0o755);
     expect(modesWithheldLine(changed)).toBe(
-      `file modes: other users' access (and group write) taken away from 6 files that other users could read: ${changed.slice(0, 4).join(', ')} and 2 more`,
+      `file modes: group write and other users' access taken away from 6 paths: ${changed.slice(0, 4).join(', ')} and 2 more`,
     );
   });
 
@@ -84,6 +84,8 @@ describe('DATA_DIR file modes', () => {
     }
     fs.mkdirSync(path.join(real, 'ev-claims'));
     fs.chmodSync(path.join(real, 'ev-claims'), 0o755);
+    fs.writeFileSync(path.join(real, 'ev-claims', 'abc.lock'), '');
+    fs.chmodSync(path.join(real, 'ev-claims', 'abc.lock'), 0o644);
     fs.mkdirSync(path.join(dir, 'links'));
     fs.symlinkSync(path.join(real, 'ev.sqlite'), path.join(dir, 'links', 'link.sqlite'));
 
@@ -91,7 +93,9 @@ describe('DATA_DIR file modes', () => {
       loadServiceConfig({ DATA_DIR: path.join(dir, 'data'), SQLITE_EVENTS_FILE: path.join(dir, 'links', 'link.sqlite') }, false),
     );
 
-    expect(['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm', 'ev-claims'].map((name) => modeOf(path.join(real, name)))).toEqual([0o640, 0o640, 0o640, 0o750]);
+    expect(['ev.sqlite', 'ev.sqlite-wal', 'ev.sqlite-shm', 'ev-claims', 'ev-claims/abc.lock'].map((name) => modeOf(path.join(real, name)))).toEqual([
+      0o640, 0o640, 0o640, 0o750, 0o640,
+    ]);
   });
 
   it('keeps stricter modes as they are and names only what it changed', () => {

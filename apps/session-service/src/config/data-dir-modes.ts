@@ -48,11 +48,11 @@ export function withholdModeBits(paths: readonly string[]): string[] {
 }
 
 /**
- * The start-up line naming the files {@link withholdModeBits} changed (at most 4 named, then a count),
- * e.g. `file modes: other users' access (and group write) taken away from 2 files that other users could
- * read: /data, /data/events.sqlite`.
+ * The start-up line naming the files and directories {@link withholdModeBits} changed (at most 4
+ * named, then a count), e.g. `file modes: group write and other users' access taken away from 2 paths:
+ * /data, /data/events.sqlite`.
  */
 export function modesWithheldLine(paths: readonly string[]): string {
   const named = paths.slice(0, 4).join(', ') + (paths.length > 4 ? ` and ${paths.length - 4} more` : '');
-  return `file modes: other users' access (and group write) taken away from ${paths.length} ${paths.length === 1 ? 'file' : 'files'} that other users could read: ${named}`;
+  return `file modes: group write and other users' access taken away from ${paths.length} ${paths.length === 1 ? 'path' : 'paths'}: ${named}`;
 }

@@ -101,6 +101,15 @@ export function ensureDataDir(dataDir: string, access: (p: string, mode: number)
   }
 }
 
+/** `dir` and the paths of the entries in it (the claims' lock files); `dir` alone when it cannot be listed (missing, not a directory, not readable). */
+function withEntries(dir: string): string[] {
+  try {
+    return [dir, ...fs.readdirSync(dir).map((name) => path.join(dir, name))];
+  } catch {
+    return [dir];
+  }
+}
+
 /** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record and the default compaction claims directory. */
 const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
 
@@ -108,7 +117,7 @@ const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
  * Takes read access for other users (and group write) away from the service's files that this
  * process's user owns: `DATA_DIR` and the service's entries in it, and with the embedded store its
  * events file (wherever `SQLITE_EVENTS_FILE` puts it), its `-wal` and `-shm` files and its claims
- * directory; symbolic links followed. For files an earlier version wrote under umask 022 (0644 in a
+ * directory with its lock files, beside the file's real path; symbolic links followed. For files an earlier version wrote under umask 022 (0644 in a
  * 0755 directory); what the service creates now withholds those bits already (`data-dir-modes.ts`).
  * Called at the service's start and by the read-model rebuild, after their checks. Never throws;
  * returns the paths changed.
@@ -120,7 +129,7 @@ export function withholdModeBitsFromServiceFiles(config: ServiceConfig): string[
   const real = realStoreFile(sqliteEventsFile);
   const store =
     eventStoreKind(config) === 'sqlite' ? [...new Set([sqliteEventsFile, real])].flatMap((file) => EVENTS_FILE_SUFFIXES.map((suffix) => file + suffix)) : [];
-  if (store.length > 0) store.push(sqliteClaimsDirectory(real));
+  if (store.length > 0) store.push(...withEntries(sqliteClaimsDirectory(real)));
   return withholdModeBits([...new Set([...inDataDir, ...store])]);
 }
 
@@ -195,13 +204,16 @@ export function requireEventsFileDirectory(
     throw refuse('is a directory, not a file', 'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store)');
   const writableFix =
     "make it writable by the service's user (chown or chmod; on Kubernetes a securityContext fsGroup for the volume), or point SQLITE_EVENTS_FILE at a file in a writable directory";
-  for (const what of [dir, ...EVENTS_FILE_SUFFIXES.map((suffix) => eventsFile + suffix)]) {
-    if (what !== dir && !fs.existsSync(what)) continue;
+  // SQLite writes beside the store file's real path (a symbolic link resolved): that directory, the file and its -wal and -shm
+  const real = realStoreFile(eventsFile);
+  const writtenDir = path.dirname(real);
+  for (const what of [writtenDir, ...EVENTS_FILE_SUFFIXES.map((suffix) => real + suffix)]) {
+    if (what !== writtenDir && !fs.existsSync(what)) continue;
     try {
-      access(what, what === dir ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
+      access(what, what === writtenDir ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      const named = what === dir ? `its directory ${dir}` : what === eventsFile ? '' : what;
+      const named = what === writtenDir ? `its directory ${writtenDir}` : what === eventsFile ? '' : what;
       if (code === 'EROFS')
         throw refuse(
           `${named || 'it'} is on a read-only file system (EROFS): the service cannot write its event store there`,
@@ -238,21 +250,31 @@ export function requireWritableClaimsDirectory(
     new ConfigurationError({
       ...(fromEnv ? { variable: 'SQLITE_EVENTS_FILE', value: eventsFile } : { variable: 'DATA_DIR', value: dataDir }),
       problem: `${problem}: compactions through the model would run without their claim`,
-      fix: "make it and its lock files the service's user's (chown -R), or remove it while no replica runs (it holds no data and is created again)",
+      fix: "make it the service's user's (chown -R on the claims directory), or remove it while no replica runs (it holds no data and is created again)",
     });
   const stat = fs.statSync(claims, { throwIfNoEntry: false });
   if (!stat) return;
   if (!stat.isDirectory()) throw refuse(`the compaction claims' directory ${claims} is not a directory`);
-  // the directory, then each lock file in it (a claim opens its file for reading and writing)
-  const entries = [claims, ...fs.readdirSync(claims).map((name) => path.join(claims, name))];
-  for (const what of entries) {
+  // the directory (read, written and searched), then each lock file in it (a claim opens its file for reading and writing)
+  const refused = (what: string, err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return undefined;
+    const named = what === claims ? `the compaction claims' directory ${claims}` : `the compaction claims' lock file ${what}`;
+    return refuse(`${named} is not writable by this process (${code}${processUser()})`);
+  };
+  let names: string[];
+  try {
+    access(claims, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
+    names = fs.readdirSync(claims);
+  } catch (err) {
+    throw refused(claims, err) ?? err;
+  }
+  for (const what of names.map((name) => path.join(claims, name))) {
     try {
-      access(what, what === claims ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
+      access(what, fs.constants.R_OK | fs.constants.W_OK);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') continue;
-      const named = what === claims ? `the compaction claims' directory ${claims}` : `the compaction claims' lock file ${what}`;
-      throw refuse(`${named} is not writable by this process (${code}${processUser()})`);
+      const refusal = refused(what, err);
+      if (refusal) throw refusal;
     }
   }
 }

@@ -115,7 +115,7 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     fs.mkdirSync(claims, { recursive: true });
     expect(() => requireWritableClaimsDirectory(config, refusing(claims, 'EACCES'))).toThrow(
       new RegExp(
-        `^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): compactions through the model would run without their claim: make it and its lock files the service's user's \\(chown -R\\), or remove it while no replica runs`,
+        `^DATA_DIR=${dataDir}: the compaction claims' directory ${claims} is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): compactions through the model would run without their claim: make it the service's user's \\(chown -R on the claims directory\\), or remove it while no replica runs`,
       ),
     );
     expect(() => requireWritableClaimsDirectory(config, () => undefined)).not.toThrow();
@@ -137,6 +137,30 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     const elsewhere = loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: eventsFile }, false);
     expect(() => requireWritableClaimsDirectory(elsewhere, refusing(path.join(root, 'store', 'ev-claims'), 'EPERM'))).toThrow(
       new RegExp(`^SQLITE_EVENTS_FILE=${eventsFile}: the compaction claims' directory .*ev-claims is not writable by this process \\(EPERM`),
+    );
+  });
+
+  it('given SQLITE_EVENTS_FILE a symbolic link, then the directory and files checked are those beside the real file, where SQLite writes (newcomer ncrecheck63b F2)', () => {
+    const root = tempDir();
+    const realDir = path.join(root, 'real');
+    const linkDir = path.join(root, 'links');
+    fs.mkdirSync(realDir);
+    fs.mkdirSync(linkDir);
+    fs.writeFileSync(path.join(realDir, 'ev.sqlite'), '');
+    fs.writeFileSync(path.join(realDir, 'ev.sqlite-wal'), '');
+    const link = path.join(linkDir, 'ev.sqlite');
+    fs.symlinkSync(path.join(realDir, 'ev.sqlite'), link);
+    const config = loadServiceConfig({ DATA_DIR: path.join(root, 'data'), SQLITE_EVENTS_FILE: link }, false);
+    const refusing = (refused: string) => (p: string) => {
+      if (p === refused) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
+    };
+    // nothing is written beside the link
+    expect(() => requireEventsFileDirectory(config, refusing(linkDir))).not.toThrow();
+    expect(() => requireEventsFileDirectory(config, refusing(realDir))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${link}: its directory ${realDir} is not writable`),
+    );
+    expect(() => requireEventsFileDirectory(config, refusing(path.join(realDir, 'ev.sqlite-wal')))).toThrow(
+      new RegExp(`^SQLITE_EVENTS_FILE=${link}: ${realDir}/ev.sqlite-wal is not writable`),
     );
   });
 
