@@ -110,15 +110,16 @@ function withEntries(dir: string): string[] {
   }
 }
 
-/** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record and the default compaction claims directory. */
-const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME, 'events-claims'];
+/** What the service keeps in `DATA_DIR` beside {@link DATA_DIR_FILES}: the lock's holder record (the claims directory is the store's, beside its file). */
+const DATA_DIR_OTHER_ENTRIES = [LOCK_HOLDER_FILE_NAME];
 
 /**
  * Takes read access for other users (and group write) away from the service's files that this
  * process's user owns: `DATA_DIR` and the service's entries in it, and with the embedded store its
  * events file (wherever `SQLITE_EVENTS_FILE` puts it), its `-wal` and `-shm` files and its claims
- * directory with its lock files, beside the file's real path; symbolic links followed. For files an earlier version wrote under umask 022 (0644 in a
- * 0755 directory); what the service creates now withholds those bits already (`data-dir-modes.ts`).
+ * directory with its lock files, beside the file's real path; symbolic links followed. For files an
+ * earlier version wrote under umask 022 (0644 in a 0755 directory); what the service creates now
+ * withholds those bits already (`data-dir-modes.ts`).
  * Called at the service's start and by the read-model rebuild, after their checks. Never throws;
  * returns the paths changed.
  */
