@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { quoteInput } from '@lib/compaction';
 import type { ApiErrorBody } from './api-error.filter';
 import { answerBeforeBody, type DiscardLimits } from './early-answer';
+import { markExpectedAnswer } from '../observability/request-log-level';
 
 /**
  * Whether the service reads a body sent with `Transfer-Encoding: value`: no such header, or exactly
@@ -41,12 +42,15 @@ export function unsupportedTransferCodingAnswer(value: string): ApiErrorBody {
  * ({@link unsupportedTransferCodingAnswer}) to a request whose `Transfer-Encoding` names a coding
  * other than a lone `chunked` ({@link readsTransferEncoding}), on every route and method, before its
  * body is read: the body is discarded within `limits` and the connection closed after the answer
- * (`answerBeforeBody`). Nothing is written.
+ * (`answerBeforeBody`). Nothing is written. Its request line logs at debug without an error, as a client's 4xx does.
  */
 export function refuseTransferCodings(limits?: DiscardLimits) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const value = request.raw.headers['transfer-encoding'];
     if (readsTransferEncoding(value)) return done();
+    // The client's fault, answered by design: its request line at debug without an error (a 5xx logs an error with a stack trace
+    // otherwise: anyone could write error lines at will; newcomer ncfresh63 F1).
+    markExpectedAnswer(reply.raw, 'debug');
     answerBeforeBody(request, reply, 501, unsupportedTransferCodingAnswer(value ?? ''), limits);
   };
 }

@@ -11,6 +11,8 @@ import { RateLimitedWarnings } from './rate-limited-lines';
 import { logAnswerCodes, requestLogSerializers } from './request-log';
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import { checkKeyBeforeBody } from '../auth/key-check-before-body';
+import * as http from 'node:http';
+import { refuseTransferCodings } from '../http/transfer-codings';
 
 /** A Fastify app logging each request with pino-http, our level options and serializers (as nestjs-pino wires them), and the JSON lines it logged. */
 function loggedApp(): { app: FastifyInstance; lines: Array<Record<string, unknown>> } {
@@ -74,6 +76,29 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
     }
     expect(lines.refused).toBe(3);
     expect((await logLinesOf(false, { status: 200, body: {} })).refused).toBe(0);
+  });
+
+  it("logs a 501 unsupported_transfer_coding (the client's fault) at debug without an error, not at error with a stack trace (newcomer ncfresh63 F1)", async () => {
+    const { app, lines } = loggedApp();
+    app.addHook('onRequest', refuseTransferCodings());
+    app.get('/health', async () => ({ status: 'ok' }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as AddressInfo;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/health', headers: { 'transfer-encoding': 'gzip, chunked' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(501);
+      for (let i = 0; i < 50 && lines.length < 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      await app.close();
+    }
+    expect(lines.map((l) => [l.level, l.err === undefined])).toEqual([[20, true]]);
   });
 
   it('still logs another 503 (projection_behind) at warn, and a 500 at error', async () => {
