@@ -53,13 +53,15 @@ export interface SummaryLengthLimit {
 
 /**
  * The section that tells the model the summary budget (the last part of the user message when a
- * limit is given): at most `limit`, and no longer than the conversation it replaces (two upper
- * bounds, the smaller holds: a small pass's budget floor may exceed what it summarizes, so the
- * prompt never asks for a recap both "about N" long and "shorter" than a text under N).
+ * limit is given): at most `limit`, and no longer than the text it replaces (two upper bounds, the
+ * smaller holds: a small pass's budget floor may exceed what it summarizes, so the prompt never asks
+ * for a recap both "about N" long and "shorter" than a text under N). `replaces`: `conversation`
+ * (default; the longer wording, which callers reserving room for this section count) or `summary`,
+ * for a call holding only parts of a previous summary (no conversation above it; newcomer ncrecheck63 F6).
  */
-export function summaryLengthSection(limit: SummaryLengthLimit): string {
+export function summaryLengthSection(limit: SummaryLengthLimit, replaces: 'conversation' | 'summary' = 'conversation'): string {
   return (
-    `## Length: write at most about ${limit.max} ${limit.unit}, and no more than the conversation above, which the recap replaces in the context window: ` +
+    `## Length: write at most about ${limit.max} ${limit.unit}, and no more than the ${replaces} above, which the recap replaces in the context window: ` +
     'keep the concrete artefacts, the user messages, the open tasks and the next step; shorten the rest.'
   );
 }
@@ -83,11 +85,12 @@ export function buildSummarizerMessages(request: SummaryRequest, options: { leng
     parts.push(SUMMARIZER_SECTION.previousSummary, request.currentSummaries.join('\n\n'), '');
   }
   // A call holding only parts of a previous summary (split over the first calls) has no conversation section: an empty one read as missing input.
-  if (request.toSummarize.length > 0 || request.currentSummaries.length === 0) parts.push(SUMMARIZER_SECTION.toSummarize, request.toSummarize.join('\n'));
+  const summaryOnly = request.toSummarize.length === 0 && request.currentSummaries.length > 0;
+  if (!summaryOnly) parts.push(SUMMARIZER_SECTION.toSummarize, request.toSummarize.join('\n'));
   else parts.pop();
   if (request.overlap.length > 0) {
     parts.push('', SUMMARIZER_SECTION.context, request.overlap.join('\n'));
   }
-  if (options.lengthLimit) parts.push('', summaryLengthSection(options.lengthLimit));
+  if (options.lengthLimit) parts.push('', summaryLengthSection(options.lengthLimit, summaryOnly ? 'summary' : 'conversation'));
   return { system: request.systemPrompt, user: parts.join('\n') };
 }

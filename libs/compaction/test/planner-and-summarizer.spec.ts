@@ -19,6 +19,7 @@ import {
   planSummaryChunks,
   summarizerInputCost,
   SUMMARIZER_SECTION,
+  summaryLengthSection,
   truncateMiddle,
   type SessionEvent,
   type SummaryRequest,
@@ -192,6 +193,13 @@ describe('buildSummarizerMessages', () => {
     expect(m.user).toContain(SUMMARIZER_SECTION.previousSummary);
     expect(m.user).toContain('PREV');
     expect(m.user).not.toContain(SUMMARIZER_SECTION.toSummarize);
+    // its length instruction speaks of the summary it replaces, not of a conversation it does not hold (newcomer ncrecheck63 F6)
+    expect(m.user).toMatch(/no more than the summary above, which the recap replaces/);
+    expect(m.user).not.toMatch(/conversation above/);
+    expect(buildSummarizerMessages(request, { lengthLimit: { max: 100, unit: 'tokens' } }).user).toMatch(/no more than the conversation above/);
+    // the section a caller reserves room for (the default wording) is the longer one
+    const limit = { max: 100, unit: 'tokens' } as const;
+    expect(summaryLengthSection(limit).length).toBeGreaterThan(summaryLengthSection(limit, 'summary').length);
     // nothing at all keeps the section (the cost of an empty call, which the chunk planner starts from)
     expect(buildSummarizerMessages({ ...request, currentSummaries: [], toSummarize: [], overlap: [] }).user).toContain(SUMMARIZER_SECTION.toSummarize);
   });

@@ -387,9 +387,12 @@ export class UserIdConflictError extends SessionError {
   }
 }
 
-/** Why an event id is refused when a request gives it to two events (400 `invalid_request`, both append routes). */
-export function duplicateIdInRequest(id: string): string {
-  return `id ${quoteInput(id)} appears twice in this request: give each event its own id`;
+/**
+ * Why an event id is refused when a request gives it to two items (400 `invalid_request`, both append routes).
+ * `item` names what the request holds: `event` on `/events`, `message` on `/messages` (OpenAI chat messages).
+ */
+export function duplicateIdInRequest(id: string, item: 'event' | 'message' = 'event'): string {
+  return `id ${quoteInput(id)} appears twice in this request: give each ${item} its own id`;
 }
 
 /** The request is well-formed JSON but a value is not allowed. `parameter` names it (once a transport restated a located one). */

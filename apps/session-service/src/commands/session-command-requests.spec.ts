@@ -206,6 +206,20 @@ describe('policy: a clear carries no trigger nor estimator; the answer shape is 
     }
   });
 
+  it('says how to clear the policy when the strategy is left out with nothing else amiss ({} included; newcomer ncfresh63 F4)', () => {
+    for (const body of [{}, { trigger }, { estimator: 'chars' }, { sessionId: 's', expectedRevision: 'any' }]) {
+      const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
+      expect({ parameter: err.parameter, message: err.message }).toEqual({
+        parameter: 'strategy',
+        message: 'strategy: is required: send a strategy to set the policy, or {"strategy": null} to clear it',
+      });
+    }
+    // a near miss keeps its own hint, without the clearing advice
+    expect(refusal(() => policyCommandFrom(schemas, 't', 's', { stratgy: null })).message).toMatch(
+      /^strategy: is required \(the body has an unknown field "stratgy"/,
+    );
+  });
+
   it('accepts a clear alone or with a null trigger, and a strategy with a trigger and an estimator', () => {
     expect(policyCommandFrom(schemas, 't', 's', { strategy: null })).toMatchObject({ strategy: null, trigger: null });
     expect(policyCommandFrom(schemas, 't', 's', { strategy: null, trigger: null })).toMatchObject({ strategy: null, trigger: null });

@@ -4,6 +4,7 @@
  * validation rule and each error code lives in one place. Bodies are the JSON bodies of the HTTP
  * requests (see `../http/request-schemas.ts`).
  */
+import type { z } from 'zod';
 import { parseStrategy, parseTrigger, quoteInput, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
 import { parseCanonicalInteger, type ExpectedRevision } from '@lib/event-store';
 import {
@@ -208,6 +209,25 @@ export function compactCommandFrom(
   return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, dryRun, 'command', commandId, redelivered, requestedBy);
 }
 
+/** What {@link policyCommandFrom} answers for a body without a strategy and nothing else amiss (`{}` included). */
+export const POLICY_STRATEGY_REQUIRED = 'strategy: is required: send a strategy to set the policy, or {"strategy": null} to clear it';
+
+/**
+ * The policy body validated; a body that leaves the strategy out with no other fault (`{}`, which a
+ * client may send to mean "no policy") is told how to clear the policy as well (newcomer ncfresh63 F4).
+ * @throws InvalidRequestError as {@link validate}.
+ */
+function policyInput(schemas: RequestSchemas, body: unknown): z.infer<RequestSchemas['policy']> {
+  try {
+    return validate(schemas.policy, nullOptionalsAsAbsent(schemas.policy, body), '', { foreign: POLICY_FOREIGN_FIELDS });
+  } catch (err) {
+    if (err instanceof InvalidRequestError && err.message === 'strategy: is required') {
+      throw new InvalidRequestError(err.parameter, POLICY_STRATEGY_REQUIRED, err.code);
+    }
+    throw err;
+  }
+}
+
 /**
  * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command (idempotent by itself: the
  * policy a session already has appends nothing). The body is the policy as `GET …/policy` answers
@@ -229,7 +249,7 @@ export function compactCommandFrom(
 export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
   // dryRun beside the strategy is told that a policy has no dry run, as inside it (misplaced-field.ts)
-  const input = validate(schemas.policy, nullOptionalsAsAbsent(schemas.policy, body), '', { foreign: POLICY_FOREIGN_FIELDS });
+  const input = policyInput(schemas, body);
   if (input.sessionId !== undefined && input.sessionId !== sessionId) {
     throw new InvalidRequestError(
       'sessionId',

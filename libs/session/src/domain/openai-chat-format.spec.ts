@@ -276,7 +276,7 @@ describe('openAiMessagesToEvents', () => {
       code: 'invalid_request',
       parameter: 'messages[1].id',
     });
-    expect((error as Error).message).toBe('messages[1].id: id "x" appears twice in this request: give each event its own id');
+    expect((error as Error).message).toBe('messages[1].id: id "x" appears twice in this request: give each message its own id');
   });
 
   it("counts an id's length in Unicode code points (256 emoji fit, 257 do not)", () => {

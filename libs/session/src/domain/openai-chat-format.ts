@@ -212,7 +212,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
     rejectUnknownFields(raw, context.readsCreatedAt ? [...fields, 'createdAt'] : fields, at);
     const id = messageId(raw, index, context);
     // The rule and code of the append decider (`decideAppend`), so both append routes answer alike.
-    if (ids.has(id)) throw new InvalidRequestError(`${at}.id`, `${at}.id: ${duplicateIdInRequest(id)}`, 'invalid_request');
+    if (ids.has(id)) throw new InvalidRequestError(`${at}.id`, `${at}.id: ${duplicateIdInRequest(id, 'message')}`, 'invalid_request');
     ids.add(id);
     const name = raw.name === undefined || raw.name === null ? undefined : nonEmptyString(raw.name, `${at}.name`);
 
