@@ -216,6 +216,9 @@ export class OpenAiSummarizer implements Summarizer {
     while (pending.length > 0) {
       const chunk = pending[0];
       const prefix = chunked ? `chunk ${++chunkCalls}: ` : '';
+      // between chunks, the caller says whether the pass is still wanted (it aborts the signal when not): no call is sent then
+      if (chunkCalls > 1) await options.beforeNextCall?.();
+      if (options.signal?.aborted) return { ok: false, reason: `${prefix}aborted`, failureKind: 'aborted', ...usage };
       // a reply that the next call carries is asked for no more than the room that call keeps for it
       const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, room) : lengthLimit;
       const { system, user } = buildSummarizerMessages(chunk, limit ? { lengthLimit: limit } : {});

@@ -91,6 +91,13 @@ export interface SummarizeOptions {
    * so planning again does not renew it. Integer ≥ 0; absent: 0.
    */
   callsSpent?: number;
+  /**
+   * Awaited before each model call of a pass after its first (between chunks), so the caller can
+   * tell whether the pass is still wanted: it aborts `signal` when it is not (another decision
+   * landed that the pass's plan cannot be rebased onto, its policy changed, the session was erased;
+   * newcomer ncrecheck63 F7), and the summarizer then makes no further call (`failureKind` `aborted`).
+   */
+  beforeNextCall?: () => Promise<void>;
 }
 
 /**

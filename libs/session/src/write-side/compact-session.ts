@@ -49,6 +49,7 @@ import {
   passAuthority,
   planSessionCompaction,
   type CompactSession,
+  type PlannedCompaction,
 } from '../decider/compaction-decider';
 import { compactionOn, policyStillInForce, sharedAnswerTo } from '../decider/compaction-by-policy';
 import { rebaseCompaction } from '../decider/compaction-rebase';
@@ -351,10 +352,14 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         if (step.kind === 'conclude') return await this.withModelCalls(step.conclusion, command);
         // The model calls stop at once when the session is erased meanwhile (watch.signal: by this process, or another once projected),
         // and earlier attempts' calls count against the pass's bound on calls.
-        const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command, watch.signal, spend) : undefined;
+        // Between its calls, a pass whose plan another decision has made unwritable stops there and is planned again (newcomer ncrecheck63 F7).
+        const [planned, plannedOn, deciding] = [step.pass, state, command];
+        const beforeNextCall = () => this.stopIfSuperseded(request, deciding, loaded, plannedOn, planned, watch);
+        const summary = planned.plan.summaryRequest ? await this.summarize(planned.plan.summaryRequest, command, watch.signal, spend, beforeNextCall) : undefined;
         if (summary) spend.called(summary);
         if (watch.invalidated) {
-          // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
+          // Erased meanwhile (perhaps re-created up to the same revision), or stopped between its calls by a decision its plan
+          // cannot be rebased onto (stopIfSuperseded): nothing of what was planned may be written.
           watch.rearm();
           state = await this.load(request).catch((err: unknown) => {
             // Its 404 is answered with the erasure's time, which the erasure records right after the deletion that stopped this pass.
@@ -432,6 +437,40 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     return { kind: 'conflict', state };
   }
 
+  /**
+   * Asked between a pass's model calls: invalidates `watch` (the summarizer makes no further call, and
+   * the pass is planned again, or abandoned, as after an erasure) when the pass planned on `plannedOn`
+   * could not be written any more: the session erased, the command's authority or policy gone
+   * ({@link passAuthority}, `policyStillInForce`), or another decision landed that `pass` cannot be
+   * rebased onto (`rebaseCompaction`). Before, such a pass sent its remaining chunks to the model, then
+   * discarded every reply (newcomer ncrecheck63 F7). Turns appended meanwhile are what a rebase takes
+   * in: the pass goes on. A store that fails the read lets it go on (its append decides, as before).
+   */
+  private async stopIfSuperseded(
+    request: CompactSessionCommand,
+    command: CompactSession,
+    firedOn: SessionWindowState,
+    plannedOn: SessionWindowState,
+    pass: PlannedCompaction,
+    watch: InvalidationWatch,
+  ): Promise<void> {
+    let now: SessionWindowState | null;
+    try {
+      now = await this.sessions.load(sessionKey(request.tenantId, request.sessionId));
+    } catch {
+      return;
+    }
+    if (watch.invalidated) return;
+    if (now?.revision === plannedOn.revision && now.incarnation === plannedOn.incarnation) return;
+    const holds =
+      now !== null &&
+      now.revision !== null &&
+      passAuthority(command, firedOn, now) === 'authorised' &&
+      policyStillInForce(command, now) &&
+      rebaseCompaction(pass, plannedOn, now, command.estimator) !== null;
+    if (!holds) watch.invalidate();
+  }
+
   /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */
   private async recordedDecision(command: CompactSession, compactionIds: readonly string[]): Promise<RecordedCompaction | null> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
@@ -482,14 +521,20 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long; kind `invalid_reply`), and a programming error thrown by it
    * one too (kind `other`; recorded, never half-applied; DESIGN §3.7).
    */
-  private async summarize(request: SummaryRequest, command: CompactSession, signal: AbortSignal, spend: SummarizerSpend): Promise<SummarizerOutcome> {
+  private async summarize(
+    request: SummaryRequest,
+    command: CompactSession,
+    signal: AbortSignal,
+    spend: SummarizerSpend,
+    beforeNextCall?: () => Promise<void>,
+  ): Promise<SummarizerOutcome> {
     const { maxTextLength } = this.settings;
     let outcome: SummarizerOutcome;
     // the calls of this pass's earlier attempts (retries aside), discarded when it planned again
     const callsSpent = Math.max(0, (spend.discarded?.calls ?? 0) - (spend.discarded?.retries ?? 0));
     try {
       // the session's estimator: the unit of the request's summary budget
-      outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength, signal, callsSpent });
+      outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength, signal, callsSpent, beforeNextCall });
     } catch (err) {
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
       return { ok: false, reason: `summarizer error: ${(err as Error).name}`, failureKind: 'other', calls: 1, promptTokens: 0, completionTokens: 0 };
