@@ -88,6 +88,12 @@ export interface SetPolicy extends SessionAddress {
 export interface AppendDecision {
   kind: 'append' | 'retry';
   events: EventData[];
+  /**
+   * A retry's events by runs of consecutive revisions in the log (their numbers, in order; the last
+   * run also holds the arrival archives after it): decisions lie between the runs, and the store
+   * answers each run as a retry of its own. Absent: one run.
+   */
+  runLengths?: readonly number[];
 }
 
 /**

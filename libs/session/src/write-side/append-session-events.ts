@@ -22,6 +22,7 @@ import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
   WrongIncarnationError,
+  type AppendOptions,
   type AppendResult,
   type EventData,
   type EventStore,
@@ -211,7 +212,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       // The one rule of when a write may still start (client there, within its deadline, in the life it arrived in), right before it.
       checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: incarnation }, performance.now());
       try {
-        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
+        const result = await appendInRuns(this.store, sessionStream(key), decision, { expectedRevision: expected, incarnation });
         // The next append to this session then needs no read of the log (the cache folds it only where it follows the state).
         this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
         // An `append` decision is written whole or refused; a `retry` is answered from the log, writing nothing.
@@ -320,7 +321,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const stored = await storedConversationData(this.store, sessionStream(key), revisions);
     const sentUnnamed = command.responseNames === 'from-calls' ? command.events.map((e) => e.event) : undefined;
     // With the arrival archives its original append wrote after them, a retry answers what the original did.
-    return { kind: 'retry', events: [...alignToStored(decision.events, stored.conversation, sentUnnamed), ...stored.archivedOnArrival] };
+    const runLengths = stored.runLengths.length > 1 ? { runLengths: stored.runLengths } : {};
+    return { kind: 'retry', events: [...alignToStored(decision.events, stored.conversation, sentUnnamed), ...stored.archivedOnArrival], ...runLengths };
   }
 
   /**
@@ -337,7 +339,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const state = (await this.withArchivedIds(command.events, current, key)) ?? current;
     if (!state) return null;
     const decision = await this.decide(command, eventsNamedIn(command, state), state, costs, key, state.incarnation).catch(() => null);
-    return decision?.kind === 'retry' ? { events: decision.events, incarnation: state.incarnation } : null;
+    return decision?.kind === 'retry' ? { events: decision.events, runLengths: decision.runLengths, incarnation: state.incarnation } : null;
   }
 
   /**
@@ -450,7 +452,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     hasPolicy: boolean,
   ): Promise<AppendSessionEventsResult | WrongIncarnationError> {
     try {
-      const result = await this.store.appendToStream(sessionStream(key), resend.events, { expectedRevision: 'any', incarnation: resend.incarnation });
+      const result = await appendInRuns(this.store, sessionStream(key), resend, { expectedRevision: 'any', incarnation: resend.incarnation });
       return this.appended(command, result, hasPolicy);
     } catch (err) {
       if (err instanceof WrongIncarnationError) return err;
@@ -496,7 +498,37 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
 /** A resend's events (a `retry` decision) and the incarnation of the state it was decided on: the life it may be written in. */
 interface DecidedResend {
   events: EventData[];
+  runLengths?: readonly number[];
   incarnation: bigint;
+}
+
+/**
+ * Appends `decided.events` to `stream` with `options`; a retry whose events lie in several runs of
+ * consecutive revisions (`runLengths`: decisions between them) run by run, the first at `options`'
+ * expected revision and the others at `any`, answering the last run's result: the store writes
+ * nothing for a run whose ids are all stored in place with the same content, and refuses one that
+ * is not (DuplicateEventIdError), so a run that was not a retry writes nothing either. With no
+ * runs, or runs that do not add up to the events, one append (the store decides).
+ * @throws what `EventStore.appendToStream` throws.
+ */
+async function appendInRuns(
+  store: EventStore,
+  stream: string,
+  decided: Pick<AppendDecision, 'events' | 'runLengths'>,
+  options: AppendOptions,
+): Promise<AppendResult> {
+  const runs = decided.runLengths;
+  const inRuns = runs !== undefined && runs.length > 1 ? runs.reduce((a, b) => a + b, 0) : 0;
+  if (inRuns === 0 || inRuns > decided.events.length) return store.appendToStream(stream, decided.events, options);
+  let from = 0;
+  let result: AppendResult | undefined;
+  for (const [i, length] of runs!.entries()) {
+    // the last run with the arrival archives written after it
+    const run = i === runs!.length - 1 ? decided.events.slice(from) : decided.events.slice(from, from + length);
+    result = await store.appendToStream(stream, run, i === 0 ? options : { ...options, expectedRevision: 'any' });
+    from += length;
+  }
+  return result!;
 }
 
 /** A copy of `state` that also knows `revisions` (client id → stream revision), e.g. of events a compaction archived before the snapshot it was loaded from. */

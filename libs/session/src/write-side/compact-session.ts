@@ -355,7 +355,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         // Between its calls, a pass whose plan another decision has made unwritable stops there and is planned again (newcomer ncrecheck63 F7).
         const [planned, plannedOn, deciding] = [step.pass, state, command];
         const beforeNextCall = () => this.stopIfSuperseded(request, deciding, loaded, plannedOn, planned, watch);
-        const summary = planned.plan.summaryRequest ? await this.summarize(planned.plan.summaryRequest, command, watch.signal, spend, beforeNextCall) : undefined;
+        const summary = planned.plan.summaryRequest
+          ? await this.summarize(planned.plan.summaryRequest, command, watch.signal, spend, beforeNextCall)
+          : undefined;
         if (summary) spend.called(summary);
         if (watch.invalidated) {
           // Erased meanwhile (perhaps re-created up to the same revision), or stopped between its calls by a decision its plan

@@ -17,31 +17,58 @@ export interface StoredResend {
    * it, so a retry that holds them gets the original answer (their revision), not its answer's.
    */
   archivedOnArrival: EventData[];
+  /**
+   * The number of the resend's events in each run of consecutive revisions, in order (one run when
+   * they are back to back in the log; several when decisions, such as a compaction or a policy set
+   * between the requests that first wrote them, lie between them). The store recognises a retry run
+   * by run (`resolveExistingIds` wants consecutive revisions). Empty when nothing was read.
+   */
+  runLengths: number[];
 }
 
 /**
- * Reads the conversation events at `revisions` (the stored revisions of a resend's ids) from
- * `stream`, and the arrival archives right after them (at most one per event). Reads one
- * contiguous range; when the revisions are spread wider than their number (not a resend in place,
- * which the store refuses anyway) it reads nothing and answers empty. Rejects with the store's errors.
+ * Most events that may lie between a resend's stored events (decisions of compactions and policy
+ * changes made between the requests that first wrote them) for it to be read as a retry; past it,
+ * the store's duplicate-id answer stands (a resend spread over a long stretch of decisions).
+ */
+export const MAX_DECISIONS_BETWEEN_RESENT = 1024;
+
+/**
+ * Reads the conversation events at `revisions` (the stored revisions of a resend's ids, in the
+ * order the resend gives them) from `stream`, and the arrival archives right after them (at most
+ * one per event). A resend is in place when its revisions rise in the order sent and no other
+ * conversation event lies between them: only decisions may (README "Ids and retries": a run of
+ * stored events spanning several earlier requests is a retry, also with a compaction or a policy
+ * set between them; newcomer ncint64 F1). Reads one range, at most {@link MAX_DECISIONS_BETWEEN_RESENT}
+ * events more than the resend's; when the resend is not in place it answers empty (the store
+ * then refuses it as a duplicate id). Rejects with the store's errors.
  */
 export async function storedConversationData(store: EventStore, stream: string, revisions: readonly bigint[]): Promise<StoredResend> {
-  const stored: StoredResend = { conversation: new Map(), archivedOnArrival: [] };
-  if (revisions.length === 0) return stored;
-  const first = revisions.reduce((a, b) => (b < a ? b : a));
-  const last = revisions.reduce((a, b) => (b > a ? b : a));
-  if (last - first + 1n > BigInt(revisions.length)) return stored;
+  const stored: StoredResend = { conversation: new Map(), archivedOnArrival: [], runLengths: [] };
+  if (revisions.length === 0 || !revisions.every((r, i) => i === 0 || r > revisions[i - 1])) return stored;
+  const [first, last] = [revisions[0], revisions[revisions.length - 1]];
+  const spread = Number(last - first) + 1;
+  if (spread > revisions.length + MAX_DECISIONS_BETWEEN_RESENT) return stored;
+  const resentAt = new Set(revisions);
+  const conversation = new Map<string, unknown>();
+  const runLengths: number[] = [];
+  let previous: bigint | null = null;
   const resent = new Set<string>();
-  for (const recorded of await store.readStream(stream, { fromRevision: first, maxCount: 2 * revisions.length })) {
+  for (const recorded of await store.readStream(stream, { fromRevision: first, maxCount: spread + revisions.length })) {
     if (recorded.revision <= last) {
       if (recorded.type !== CONVERSATION_EVENT) continue;
-      stored.conversation.set(recorded.id, recorded.data);
+      // another conversation event between the resent ones: not back to back, not a retry
+      if (!resentAt.has(recorded.revision)) return stored;
+      conversation.set(recorded.id, recorded.data);
       resent.add((recorded.data as { event: { id: string } }).event.id);
+      if (previous !== null && recorded.revision === previous + 1n) runLengths[runLengths.length - 1]++;
+      else runLengths.push(1);
+      previous = recorded.revision;
       continue;
     }
     const archived = recorded.type === EVENTS_ARCHIVED ? (recorded.data as EventsArchivedData) : null;
     if (!archived?.onArrival || !archived.archivedIds.every((id) => resent.has(id))) break;
     stored.archivedOnArrival.push({ id: recorded.id, type: recorded.type, data: recorded.data, metadata: recorded.metadata });
   }
-  return stored;
+  return { ...stored, conversation, runLengths };
 }
