@@ -348,6 +348,23 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(await count.innerText()).toBe(`${expected.length} loaded, all listed`);
   });
 
+  // ncaudit64 F1: a session written between the pages moved to the front, past the pages read, and the count said "all listed".
+  itInPage('lists a session written while the list is paged, first, when the last page is read: "all listed" holds', async () => {
+    await openList();
+    expect(await page.locator('#session-count').innerText()).toBe('100 loaded, more available');
+    const listedFirst = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    // a session of the next page, not read yet: written to, it moves before the first page and is on no later one
+    const written = (await allSessions()).find((id) => !listedFirst.includes(id))!;
+    await append(written, [{ type: 'user', text: 'written while the list is paged' }]);
+    await page.locator('#more').click();
+    await page.locator('#more').waitFor({ state: 'hidden' });
+    const expected = await allSessions();
+    const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    expect(ids).toEqual(expected);
+    expect(ids[0]).toBe(written);
+    expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
+  });
+
   itInPage('lists each session once when "Load more" is clicked twice while its page is read', async () => {
     const expected = await allSessions();
     expect(expected.length).toBeGreaterThan(100);

@@ -661,6 +661,47 @@ function sessionCountText(shown, loaded, searching, more) {
   return `${searching ? `${fmt(shown)} of ${fmt(loaded)} loaded match` : `${fmt(loaded)} loaded`}, ${more ? 'more available' : 'all listed'}`;
 }
 
+/**
+ * The sessions of the list `query` (its filters) whose last activity is at or after `since` (an
+ * ISO time from the API), every page of them: the sessions written while the list was paged, which
+ * moved to its front past the pages already read (README: "read again with `updatedSince` to catch
+ * it"), so that "all listed" holds (newcomer ncaudit64 F1: 164 listed of 165, said "all listed").
+ * @param {URLSearchParams} query
+ * @param {string} since
+ * @returns {Promise<SessionSummary[]>}
+ */
+async function readSince(query, since) {
+  const found = [];
+  /** @type {string | undefined} */
+  let after;
+  do {
+    const asked = new URLSearchParams(query);
+    asked.set('updatedSince', since);
+    if (after) asked.set('cursor', after);
+    /** @type {Schemas['SessionList']} */
+    const page = await api(`/v1/sessions?${asked}`);
+    found.push(...page.sessions);
+    after = page.nextCursor;
+  } while (after);
+  return found;
+}
+
+/**
+ * `listed` with each of `moved` (newest first, as the API lists them) first in its place: a session
+ * listed already whose `lastPosition` moved on is taken from where it was, one at the same position
+ * stays where it is, a session not listed yet comes first.
+ * @param {SessionSummary[]} listed
+ * @param {SessionSummary[]} moved
+ * @returns {SessionSummary[]}
+ */
+function withMovedFirst(listed, moved) {
+  const at = new Map(listed.map((s) => [s.sessionId, s.lastPosition]));
+  const front = moved.filter((s) => at.get(s.sessionId) !== s.lastPosition);
+  if (front.length === 0) return listed;
+  const taken = new Set(front.map((s) => s.sessionId));
+  return [...front, ...listed.filter((s) => !taken.has(s.sessionId))];
+}
+
 /** How long typing in the session list's search text pauses before its count is announced, in milliseconds. */
 const COUNT_QUIET_MS = 600;
 
@@ -688,6 +729,9 @@ async function renderSessionList(isCurrent) {
   let reading = false;
   /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
   let restartedNote = '';
+  /** The newest `lastActivityAt` listed (the first session's): sessions written since are read again at the last page ({@link readSince}). */
+  /** @type {string | undefined} */
+  let newestActivity;
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const search = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', 'aria-label': 'Session id contains', value: params.get('q') ?? '' })
@@ -774,6 +818,8 @@ async function renderSessionList(isCurrent) {
     try {
       // "Load more" refused as another release's cursor (an upgrade between the pages): the first page again.
       const { page, restarted } = await pageOrRestart(read, fresh ? undefined : cursor);
+      // The last page of several: the sessions written while they were read moved to the list's front, before the pages read.
+      const movedMeanwhile = !fresh && !restarted && !page.nextCursor && newestActivity ? await readSince(query, newestActivity) : [];
       if (stale()) return false;
       if (fresh || restarted) sessions = [];
       restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
@@ -784,6 +830,8 @@ async function renderSessionList(isCurrent) {
         listed.add(s.sessionId);
         sessions.push(s);
       }
+      sessions = withMovedFirst(sessions, movedMeanwhile);
+      newestActivity = sessions[0]?.lastActivityAt;
       cursor = page.nextCursor;
       more.hidden = !cursor;
       draw();
