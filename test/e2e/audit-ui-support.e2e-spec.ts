@@ -15,7 +15,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import type { Schemas, SessionServiceClient } from '@lib/client';
-import { EXTRACTIVE_SUMMARIZER_MODEL } from '@lib/compaction';
+import { DEFAULT_SHADOW_PROMPT, EXTRACTIVE_SUMMARIZER_MODEL } from '@lib/compaction';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 import { ControlledSummarizer } from '../support/service-harness';
@@ -212,7 +212,7 @@ describeWithChromium('audit page for a support engineer', () => {
     const turns = (round: number) =>
       Array.from({ length: 8 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of round ${round}` }));
     const policy = {
-      strategy: { type: 'rolling-summary' as const, keepTurns: 1, summarizeAtTokens: 10 },
+      strategy: { type: 'rolling-summary' as const, keepTurns: 1, summarizeAtTokens: 10, systemPrompt: 'Keep <b>every</b> id.' },
       trigger: { type: 'turn-count' as const, maxTurns: 2 },
     };
     // appended before the policy (4 turns, over its trigger): no automatic pass, they follow appends
@@ -242,6 +242,8 @@ describeWithChromium('audit page for a support engineer', () => {
     );
     expect(await page.locator('#summarizer-figures').innerText()).toBe(`extractive (no model, ${EXTRACTIVE_SUMMARIZER_MODEL}): no tokens spent`);
     expect(await page.locator('#answered-models').count()).toBe(0);
+    // the strategy's summarizer prompt and shadow prompt (the default, as stored), whole and as text (newcomer ncaudit64 F5: only the API had them)
+    expect(await page.locator('#diff dd.prompt').allInnerTexts()).toEqual(['Keep <b>every</b> id.', DEFAULT_SHADOW_PROMPT]);
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${auto.compactionId}`);
     await page.locator(`#diff[data-compaction="${auto.compactionId}"]`).waitFor();
     expect(await policyApplied.innerText()).toBe(`revision ${second.revision} of the stored policy (automatic pass)`);
@@ -251,13 +253,24 @@ describeWithChromium('audit page for a support engineer', () => {
     await link.click();
     const target = page.locator('#timeline li.target');
     await target.waitFor();
-    expect(await target.innerText()).toMatch(new RegExp(`^#${second.revision} .*policy set: rolling-summary`, 's'));
+    // the policy whole, so two versions of one strategy type read apart (newcomer ncaudit64 F3)
+    expect(await target.innerText()).toMatch(
+      new RegExp(
+        `^#${second.revision} .*policy set: rolling-summary \\(keepTurns 1, summarizeAtTokens 10.*\\) when turn-count \\(maxTurns 3\\), counted in cl100k_base`,
+        's',
+      ),
+    );
     expect(await page.locator('#timeline-goto-status').innerText()).toMatch(new RegExp(`^went to revision ${second.revision} \\(row `));
     expect(await page.evaluate('document.activeElement?.classList.contains("target")')).toBe(true);
     // The link opened anew (not from the page on screen) goes there too.
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/r/${first.revision}`);
     await page.locator('#timeline li.target').waitFor();
-    expect(await page.locator('#timeline li.target').innerText()).toMatch(new RegExp(`^#${first.revision} .*policy set: rolling-summary`, 's'));
+    expect(await page.locator('#timeline li.target').innerText()).toMatch(
+      new RegExp(
+        `^#${first.revision} .*policy set: rolling-summary \\(keepTurns 1, summarizeAtTokens 10.*\\) when turn-count \\(maxTurns 2\\), counted in cl100k_base`,
+        's',
+      ),
+    );
     // A pass that named its strategy applied no stored policy: no such line.
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compaction.compactionId}`);
     await page.locator('#summarizer-figures').waitFor();
@@ -280,6 +293,8 @@ describeWithChromium('audit page for a support engineer', () => {
       expect(await hit('c0-5').innerText()).toContain('client time 2026-01-01 09:00:00.000 UTC');
       const booked = log.events.find((e) => e.eventId === 'late-6')!;
       expect(await hit('late-6').innerText()).toContain(`recorded ${booked.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+      // a summary's time is its compaction's, named so (newcomer ncaudit64 F2: it read "recorded", the store's time, which it is not)
+      expect(await hit(compaction.summary!.id).innerText()).toContain(`summarized ${compaction.at.replace('T', ' ').replace('Z', ' UTC')}`);
       const writer = hit(compaction.summary!.id).locator('a.written-by');
       expect(await writer.getAttribute('href')).toBe(`#/s/${SESSION}/c/${compaction.compactionId}`);
       // The row link goes to the row on this page, and opens the window at its revision.

@@ -67,12 +67,16 @@ describeWithChromium('audit page in a browser: go to a time', () => {
   });
 
   itInPage("shows the service's refusal in place for a time before the session's first event", async () => {
+    // the window of the time gone to in the test before is open
+    await page.locator('#window-at-heading', { hasText: `Window at revision ${PER_APPEND - 1}` }).waitFor();
     const before = new Date(Date.parse(recorded.get('0')!) - 1).toISOString();
     await page.locator('#timeline-goto-time input[name=time]').fill(before);
     await page.locator('#timeline-goto-time button[type=submit]').click();
     await page.locator('#timeline-time-status', { hasText: 'time_out_of_range' }).waitFor();
-    // The row the previous time went to is no longer marked: no row is this time's.
+    // The row the previous time went to is no longer marked: no row is this time's; nor is its window (newcomer ncaudit64 F8).
     expect(await page.locator('#timeline li.target').count()).toBe(0);
+    expect(await page.locator('#window-at-heading').innerText()).toBe('Window at a revision');
+    expect(await page.locator('#window-at-close').isHidden()).toBe(true);
     expect(await page.locator('#timeline-time-status').innerText()).toBe(
       `atTime: the session's first event (revision 0) was recorded at ${recorded.get('0')}, after ${before}: no window existed yet; ask for a time at or after it (400 time_out_of_range); "Go to time" goes by the store's recorded time, not the client time a row shows`,
     );

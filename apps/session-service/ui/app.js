@@ -541,6 +541,33 @@ function brief(value) {
   return params.length ? `${value.type} (${params.join(', ')})` : value.type;
 }
 
+/**
+ * The details' rows of a summarizing strategy's own prompts (`systemPrompt`: what the model is told
+ * to keep and drop; `shadowPrompt`: the user side of the summary in the window), each whole as
+ * stored (a default the service filled in shows too); none for a strategy without them.
+ * @param {Record<string, unknown>} strategy
+ * @returns {Node[]}
+ */
+function promptRows(strategy) {
+  return [
+    ['systemPrompt', 'summarizer prompt'],
+    ['shadowPrompt', 'shadow prompt'],
+  ].flatMap(([key, label]) =>
+    typeof strategy[key] === 'string' ? [h('div', {}, h('dt', {}, label), h('dd', { class: 'prompt' }, stored(/** @type {string} */ (strategy[key]))))] : [],
+  );
+}
+
+/**
+ * A stored policy in one line, as the session's facts write it: `sliding-window (maxEvents 4) when
+ * turn-count (maxTurns 1), counted in chars` (`always` without a trigger; prompts left out, see {@link brief}).
+ * @param {{ strategy: Record<string, unknown> & { type: string }, trigger?: (Record<string, unknown> & { type: string }) | null, estimator?: string }} policy
+ * @returns {string}
+ */
+function policyText(policy) {
+  const when = policy.trigger ? brief(policy.trigger) : 'always';
+  return `${brief(policy.strategy)} when ${when}${policy.estimator ? `, counted in ${policy.estimator}` : ''}`;
+}
+
 /** An ISO-8601 date-time's zone at its end: `Z` or an offset such as `+05:30`. */
 const ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
 
@@ -1741,7 +1768,8 @@ function timelineRow(entry, byId, select) {
       c?.failure ? [`, failed at ${c.failure.stage}${c.failure.failureKind ? ` (${c.failure.failureKind})` : ''}: `, stored(c.failure.reason)] : null,
     );
   }
-  return h('li', { class: 'decision' }, rev, '◇ policy set: ', data?.strategy ? stored(data.strategy.type) : 'cleared');
+  // The policy whole (newcomer ncaudit64 F3: two policies of one strategy type read alike, and a compaction links to this row).
+  return h('li', { class: 'decision', 'data-policy': entry.revision }, rev, '◇ policy set: ', data?.strategy ? policyText(data) : 'cleared');
 }
 
 /**
@@ -1820,13 +1848,15 @@ function scrollIntoList(list, row) {
  * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event;
  * `opened`, the event to go to when the timeline opens (the page was read again for it);
  * `showWindow(revision, window, resolved)`, which shows the window at the revision gone to in the
- * "Window at revision" panel ({@link windowAtPanel}).
+ * "Window at revision" panel ({@link windowAtPanel}); `closeWindow()`, which closes that panel (a
+ * refused time: the window of an earlier one beside the refusal read as its answer).
  * @typedef {{
  *   resolve: (time: string) => Promise<{ resolved: ResolvedTime, window: Schemas['Window'] }>,
  *   asOf: bigint,
  *   readAgainAt: (resolved: ResolvedTime) => void,
  *   opened?: ResolvedTime,
  *   showWindow: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
+ *   closeWindow: () => void,
  * }} TimeTravel
  */
 
@@ -2091,6 +2121,8 @@ function timeline(log, byId, select, timeTravel, from) {
           } catch (err) {
             if (asked !== timeAsked) return;
             clearTarget();
+            // the window of the time gone to before is not this time's answer (newcomer ncaudit64 F8)
+            timeTravel.closeWindow();
             timeStatus.replaceChildren(stored(timeRefusal(err, typed)));
           }
         },
@@ -2429,6 +2461,8 @@ function diffView(sessionId, diff, item, close) {
           policy ? h('div', {}, h('dt', {}, 'policy'), h('dd', { id: 'policy-applied' }, policy)) : null,
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
+          // the summarizer's instructions the pass was given, when the strategy set its own (newcomer ncaudit64 F5)
+          ...promptRows(item.strategy),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
           h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
           item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', { id: 'summarizer-figures' }, summarizerParts(item.summarizer))) : null,
@@ -2573,7 +2607,14 @@ function windowEventRow(event, estimator, compactionHref) {
     { class: e.type === 'summary' ? 'summary' : '', 'data-event': e.id },
     h('span', { class: 'muted' }, `#${e.revision} `),
     h('span', { class: 'kind' }, e.type),
-    h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${estimator} · created `, timeOf(e.createdAt, CREATED_LABEL), ' '),
+    h(
+      'span',
+      { class: 'muted' },
+      stored(e.id),
+      ` · ${fmt(e.tokens)} ${estimator} · ${e.type === 'summary' ? 'summarized' : 'created'} `,
+      timeOf(e.createdAt, e.type === 'summary' ? SUMMARIZED_LABEL : CREATED_LABEL),
+      ' ',
+    ),
     e.type === 'summary' && e.compactionId
       ? h(
           'a',
@@ -2591,6 +2632,9 @@ function windowEventRow(event, estimator, compactionHref) {
 
 /** What a window event's or recall hit's `createdAt` is, for its tooltip (the API's definition). */
 const CREATED_LABEL = "createdAt: the client's time when it sent one, else when the store recorded the event";
+/** A summary's `createdAt`: the time of the compaction that wrote it, not the store's (README, Clock jumps). */
+const SUMMARIZED_LABEL =
+  "createdAt of a summary: the compaction's time, the deciding replica's clock just before the store recorded it (its log row has the store's recordedAt)";
 
 /**
  * One message of a window in the OpenAI shape (`format=openai`, what the model receives):
@@ -2832,12 +2876,15 @@ function hitRowLink(hit, known) {
 
 /**
  * A recall hit's time, its clock named: the API's `createdAt` is the client's time when it sent
- * one, else when the store recorded the event. For a hit in the session on screen the page knows
+ * one, else when the store recorded the event, and a summary's is its compaction's (`summarized …`,
+ * {@link SUMMARIZED_LABEL}). For a hit in the session on screen the page knows
  * which (`client time …` or `recorded …`); otherwise `created (client's time, else recorded) …`.
  * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
  * @returns {Array<Node | string>}
  */
 function hitTime(hit, known) {
+  // A summary's time is its compaction's (the deciding replica's clock), neither a client's nor the store's (newcomer ncaudit64 F2).
+  if (hit.type === 'summary') return ['summarized ', timeOf(hit.createdAt, SUMMARIZED_LABEL, 'when')];
   const event = known?.(hit.eventId);
   if (event === undefined) return ["created (client's time, else recorded) ", timeOf(hit.createdAt, CREATED_LABEL, 'when')];
   return event.clientTime
@@ -3255,6 +3302,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       readAgainAt: (resolved) => void render(true, resolved),
       opened: goneTo,
       showWindow: (revision, window, resolved) => windowAt.showAt(revision, window, resolved),
+      closeWindow: () => windowAt.clear(),
     },
     timelineAt,
   );
@@ -3356,18 +3404,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
             summary.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
         ),
-        h(
-          'div',
-          {},
-          h('dt', {}, 'policy'),
-          h(
-            'dd',
-            {},
-            summary.policy
-              ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}, counted in ${summary.policy.estimator}`
-              : 'none',
-          ),
-        ),
+        h('div', {}, h('dt', {}, 'policy'), h('dd', {}, summary.policy ? policyText(summary.policy) : 'none')),
         // absent only from a replica of a release before it (a rolling upgrade): then not shown
         summary.summarizerSpend
           ? h(
