@@ -347,6 +347,32 @@ describeWithChromium('audit page for a support engineer', () => {
     },
   );
 
+  // ncaudit64 F4: a long text was cut at 600 UTF-16 units in the panel meant to show what the model was sent, with no way to see the rest.
+  itInPage('shows a long text of the window whole on request, as stored and as the OpenAI messages', async () => {
+    const sessionId = 'sup-long-text';
+    const long = `${'word '.repeat(400)}the end <b>of it</b>`;
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId } },
+      body: { events: [{ id: 'long-1', type: 'user', text: long }] },
+    });
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+    await page.locator('#timeline li').first().waitFor();
+    await page.locator('#timeline-goto input[name=revision]').fill('0');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    for (const format of ['events', 'openai']) {
+      await page.locator(`#window-at-format input[value=${format}]`).check();
+      const show = page.locator('#window-at-list button.show-all');
+      await show.waitFor();
+      expect(await show.innerText()).toBe(`show all ${long.length.toLocaleString('en-US')} characters`);
+      expect(await page.locator('#window-at-list').innerText()).not.toContain('the end');
+      await show.click();
+      // the whole text, as text, where the excerpt was, focused
+      expect(await page.locator('#window-at-list').innerText()).toContain('the end <b>of it</b>');
+      expect(await page.evaluate('document.activeElement?.textContent?.length')).toBe(long.length);
+      expect(await show.count()).toBe(0);
+    }
+  });
+
   itInPage('marks the timeline as of the revision gone to: an event still in the window then is not marked archived', async () => {
     await openSession();
     const row = page.locator('#timeline li[data-event="c0-5"]');

@@ -1624,6 +1624,37 @@ function excerpt(value, tag = 'bdi') {
   return el;
 }
 
+/**
+ * A stored text of the "Window at revision" panel: as {@link excerpt}, and when cut, a button
+ * (`show all 25,907 characters`, counted in UTF-16 code units) that puts the whole text in its
+ * place, focused, so an auditor can read all the model was sent (newcomer ncaudit64 F4: only the
+ * API showed past the 600th unit).
+ * @param {unknown} value
+ * @param {string} [tag] `bdi` (inline, the default) or `div`
+ * @returns {HTMLElement}
+ */
+function wholeOnRequest(value, tag = 'bdi') {
+  const text = String(value ?? '');
+  const el = excerpt(text, tag);
+  if (!clip(text, MAX_PREVIEW)[1]) return el;
+  const show = h(
+    'button',
+    {
+      type: 'button',
+      class: 'show-all',
+      onclick: () => {
+        const whole = stored(text, tag);
+        whole.setAttribute('tabindex', '-1');
+        el.replaceWith(whole);
+        whole.focus();
+      },
+    },
+    `show all ${fmt(text.length)} characters`,
+  );
+  el.append(' ', show);
+  return el;
+}
+
 /** Log entry types the timeline lists, each as one row; an `EventsArchived` shows as the marks on the rows it archived. */
 const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed', 'AutoCompactionPolicySet']);
 
@@ -2596,11 +2627,11 @@ function windowEventRow(event, estimator, compactionHref) {
   const e = /** @type {any} */ (event);
   /** @type {Array<Node | string>} */
   const body = [];
-  if (e.type === 'tool') for (const r of e.responses ?? []) body.push(h('div', {}, stored(r.name), ': ', excerpt(r.data)));
+  if (e.type === 'tool') for (const r of e.responses ?? []) body.push(h('div', {}, stored(r.name), ': ', wholeOnRequest(r.data)));
   else {
-    if (e.text) body.push(excerpt(e.text, 'div'));
-    if (e.refusal) body.push(h('div', {}, 'refusal: ', excerpt(e.refusal)));
-    for (const c of e.toolCalls ?? []) body.push(h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')'));
+    if (e.text) body.push(wholeOnRequest(e.text, 'div'));
+    if (e.refusal) body.push(h('div', {}, 'refusal: ', wholeOnRequest(e.refusal)));
+    for (const c of e.toolCalls ?? []) body.push(h('div', {}, '→ ', stored(c.name), '(', wholeOnRequest(c.arguments), ')'));
   }
   return h(
     'li',
@@ -2655,10 +2686,10 @@ function openAiMessageRow(message, index) {
     h(
       'div',
       { class: 'preview' },
-      m.content === null ? null : excerpt(contentText(m.content), 'div'),
-      m.refusal ? h('div', {}, 'refusal: ', excerpt(m.refusal)) : null,
+      m.content === null ? null : wholeOnRequest(contentText(m.content), 'div'),
+      m.refusal ? h('div', {}, 'refusal: ', wholeOnRequest(m.refusal)) : null,
       (m.tool_calls ?? []).map((/** @type {any} */ c) =>
-        h('div', {}, '→ ', stored(c.function?.name), '(', excerpt(c.function?.arguments), ') ', h('span', { class: 'muted' }, 'call ', stored(c.id))),
+        h('div', {}, '→ ', stored(c.function?.name), '(', wholeOnRequest(c.function?.arguments), ') ', h('span', { class: 'muted' }, 'call ', stored(c.id))),
       ),
     ),
   );
