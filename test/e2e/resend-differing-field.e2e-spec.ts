@@ -50,6 +50,35 @@ describe('a resend differing in one field', () => {
     ).toEqual(first.body);
   });
 
+  // newcomer ncint64 F3: "the resent event has this field, the stored one does not", of a content the client sent both times.
+  it('a message resent with its text as parts, stored as a string (or the other way), says so', async () => {
+    await h
+      .http()
+      .post('/v1/sessions/parts/messages')
+      .send({ messages: [{ id: 'x1', role: 'user', content: 'hello' }] })
+      .expect(201);
+    const asParts = await h
+      .http()
+      .post('/v1/sessions/parts/messages')
+      .send({ messages: [{ id: 'x1', role: 'user', content: [{ type: 'text', text: 'hello' }] }] })
+      .expect(409);
+    expect(asParts.body).toMatchObject({ code: 'duplicate_event_id', eventId: 'x1', parameter: 'messages[0].content' });
+    expect(asParts.body.message).toMatch(
+      /^messages\[0\]\.content: event id "x1" already exists in this session with other content: the resent event's text is in text parts, the stored one's is one string\. /,
+    );
+    await h
+      .http()
+      .post('/v1/sessions/parts2/messages')
+      .send({ messages: [{ id: 'x1', role: 'user', content: [{ type: 'text', text: 'hello' }] }] })
+      .expect(201);
+    const asString = await h
+      .http()
+      .post('/v1/sessions/parts2/messages')
+      .send({ messages: [{ id: 'x1', role: 'user', content: 'hello' }] })
+      .expect(409);
+    expect(asString.body.message).toContain("with other content: the stored event's text is in text parts, the resent one's is one string. ");
+  });
+
   it('on /events, a changed text is named events[i].text', async () => {
     await h
       .http()

@@ -329,8 +329,11 @@ export class DuplicateEventIdConflictError extends SessionError {
       );
       return;
     }
-    const which =
-      differing.stored && !differing.sent
+    // text sent as parts once and as one string the other time: a field of the native event, the same `content` in OpenAI's (newcomer ncint64 F3)
+    const partsSide = differing.path === 'textParts' && differing.stored !== differing.sent ? (differing.sent ? 'resent' : 'stored') : null;
+    const which = partsSide
+      ? `the ${partsSide} event's text is in text parts, the ${partsSide === 'resent' ? 'stored' : 'resent'} one's is one string`
+      : differing.stored && !differing.sent
         ? 'the stored event has this field, the resent one does not'
         : !differing.stored && differing.sent
           ? 'the resent event has this field, the stored one does not'
