@@ -347,6 +347,28 @@ describeWithChromium('audit page for a support engineer', () => {
     },
   );
 
+  // ncaudit64 F6: "covers 20 events" beside 21 archived, nothing saying which one was not summarized, nor why.
+  itInPage('names the events a summarizing pass archived without summarizing them: the system message a newer one replaced', async () => {
+    const sessionId = 'sup-superseded';
+    const path = { sessionId };
+    const turns = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i}` }));
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: { events: [{ id: 'sys-old', type: 'system', text: 'Be brief.' }, ...turns, { id: 'sys-new', type: 'system', text: 'Be thorough.' }] },
+    });
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } },
+    });
+    const item = (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { ...path, compactionId: data!.compactionId! } } }))
+      .data!;
+    expect(item.archivedIds).toContain('sys-old');
+    expect(item.summary!.coveredIds).not.toContain('sys-old');
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${item.compactionId}`);
+    await page.locator('#summary-text').waitFor();
+    expect(await page.locator('#not-summarized').innerText()).toBe('also archived, not summarized (a system message a newer one replaced): sys-old');
+  });
+
   // ncaudit64 F4: a long text was cut at 600 UTF-16 units in the panel meant to show what the model was sent, with no way to see the rest.
   itInPage('shows a long text of the window whole on request, as stored and as the OpenAI messages', async () => {
     const sessionId = 'sup-long-text';

@@ -558,6 +558,26 @@ function promptRows(strategy) {
 }
 
 /**
+ * The events a summarizing pass archived without its summary covering them (the history item's
+ * `archivedIds` not in `summary.coveredIds`, which holds the earlier summary it folds in): system
+ * messages a newer one replaced, which leave the window with the pass (newcomer ncaudit64 F6: "covers 20
+ * events" beside 21 archived, nothing saying which one or why). Null when there is none.
+ * @param {Schemas['CompactionHistoryItem']} item
+ * @returns {HTMLElement | null}
+ */
+function notSummarized(item) {
+  const covered = new Set(item.summary?.coveredIds ?? []);
+  const others = item.archivedIds.filter((id) => !covered.has(id));
+  if (others.length === 0) return null;
+  return h(
+    'div',
+    { class: 'muted', id: 'not-summarized' },
+    `also archived, not summarized (a system message a newer one replaced): `,
+    ...others.flatMap((id, i) => (i === 0 ? [stored(id)] : [', ', stored(id)])),
+  );
+}
+
+/**
  * A stored policy in one line, as the session's facts write it: `sliding-window (maxEvents 4) when
  * turn-count (maxTurns 1), counted in chars` (`always` without a trigger; prompts left out, see {@link brief}).
  * @param {{ strategy: Record<string, unknown> & { type: string }, trigger?: (Record<string, unknown> & { type: string }) | null, estimator?: string }} policy
@@ -2553,6 +2573,7 @@ function diffView(sessionId, diff, item, close) {
           // A scroll box: a named region and a Tab stop, so the keyboard can scroll it.
           { class: 'summary-text', id: 'summary-text', role: 'region', tabindex: '0', 'aria-labelledby': 'summary-label' },
           h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
+          notSummarized(item),
           stored(item.summary.text, 'div'),
         )
       : null,
