@@ -137,14 +137,24 @@ export function resentAsFirst(stored: readonly StoredEvent[], clientIds: readonl
   return eventsWithIdsFrom(stored, 0, clientIds);
 }
 
-/** Client id → revision of `stored[from…]` when those are conversation events with the ids `clientIds`, in order, at consecutive revisions; else null. */
+/**
+ * Client id → revision of the conversation events from `stored[from]` on when they carry the ids
+ * `clientIds`, in order, back to back among the conversation events (the first at `stored[from]`);
+ * other events may lie between them: the decisions (compactions, policy changes) recorded between
+ * the earlier requests a resend spans (README "Ids and retries"; newcomer ncrecheck64 F1). Else null.
+ */
 function eventsWithIdsFrom(stored: readonly StoredEvent[], from: number, clientIds: readonly string[]): Map<string, bigint> | null {
   if (clientIds.length === 0 || from + clientIds.length > stored.length) return null;
   const revisions = new Map<string, bigint>();
-  for (const [i, id] of clientIds.entries()) {
-    const e = stored[from + i];
-    if (e.type !== CONVERSATION_EVENT || (e.data as ConversationEventData).event.id !== id || e.revision !== stored[from].revision + BigInt(i)) return null;
+  for (let at = from; at < stored.length && revisions.size < clientIds.length; at++) {
+    const e = stored[at];
+    if (e.type !== CONVERSATION_EVENT) {
+      if (at === from) return null;
+      continue;
+    }
+    const id = clientIds[revisions.size];
+    if ((e.data as ConversationEventData).event.id !== id || (at > from && e.revision !== stored[at - 1].revision + 1n)) return null;
     revisions.set(id, e.revision);
   }
-  return revisions;
+  return revisions.size === clientIds.length ? revisions : null;
 }

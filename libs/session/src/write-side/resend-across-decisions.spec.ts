@@ -9,12 +9,12 @@
  */
 import type { SessionEvent } from '@lib/compaction';
 import { parseStrategy } from '@lib/compaction';
-import { SqliteEventStore } from '@lib/event-store';
+import { SqliteEventStore, type ExpectedRevision } from '@lib/event-store';
 import type { EventBus } from '@nestjs/cqrs';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError } from '../errors';
-import { AppendSessionEventsHandler, type AppendSessionEventsResult } from './append-session-events';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler, type AppendSessionEventsResult } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 import { SessionStateCache } from './session-state-cache';
@@ -57,9 +57,16 @@ describe('a resend of stored events with decisions between the requests that wro
     await appendAs(writer, sessionId, range(5, 7));
   }
 
-  async function expectRetry(sessionId: string, events: SessionEvent[], handler = writer): Promise<void> {
+  async function expectRetry(sessionId: string, events: SessionEvent[], handler = writer, expectedRevision: ExpectedRevision = 'any'): Promise<void> {
     const before = await log(sessionId);
-    const answer: AppendSessionEventsResult = await appendAs(handler, sessionId, events);
+    const answer: AppendSessionEventsResult = await handler.execute(
+      new AppendSessionEventsCommand(
+        't',
+        sessionId,
+        events.map((event) => ({ event })),
+        expectedRevision,
+      ),
+    );
     expect(answer.revision).toBe(String(await revisionOf(sessionId, events[events.length - 1].id)));
     expect(await log(sessionId)).toEqual(before);
   }
@@ -88,6 +95,22 @@ describe('a resend of stored events with decisions between the requests that wro
     await expectRetry('s', range(0, 7), otherProcess());
     await expectRetry('s', range(4, 6), otherProcess());
   });
+
+  it.each([
+    ['a compaction', compact],
+    ['a policy set', setPolicy],
+  ])(
+    'given %s between two requests chained by expectedRevision, a resend with the expected revision of its first event is a retry (newcomer ncrecheck64 F1)',
+    async (_what, between) => {
+      await twoRequests('s', between);
+      // the second request as it was sent, at the revision the client last saw (the decision's)
+      await expectRetry('s', range(5, 7), writer, (await revisionOf('s', 'm5')) - 1n);
+      // the whole history as the first request was sent, and a run spanning both requests with the revision before it
+      await expectRetry('s', range(0, 7), writer, 'no_stream');
+      await expectRetry('s', range(3, 7), writer, await revisionOf('s', 'm2'));
+      await expectRetry('s', range(0, 7), otherProcess(), 'no_stream');
+    },
+  );
 
   it('given a compaction between two requests, a resend that skips a stored message, swaps two, or changes one is refused, nothing written', async () => {
     await twoRequests('s', compact);
