@@ -363,6 +363,8 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     expect(ids).toEqual(expected);
     expect(ids[0]).toBe(written);
     expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
+    // the focus, on "Load more" when it hid, goes to the first row this read listed: the one written meanwhile (newcomer ncrecheck64 F3)
+    expect(await page.evaluate("document.activeElement?.getAttribute('data-session')")).toBe(written);
   });
 
   itInPage('lists each session once when "Load more" is clicked twice while its page is read', async () => {

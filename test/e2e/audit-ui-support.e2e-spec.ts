@@ -244,6 +244,8 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#answered-models').count()).toBe(0);
     // the strategy's summarizer prompt and shadow prompt (the default, as stored), whole and as text (newcomer ncaudit64 F5: only the API had them)
     expect(await page.locator('#diff dd.prompt').allInnerTexts()).toEqual(['Keep <b>every</b> id.', DEFAULT_SHADOW_PROMPT]);
+    // the session's spend on the extractive summarizer: no tokens, not "0 prompt + 0 completion tokens reported" (newcomer ncrecheck64 F5)
+    expect(await page.locator('#summarizer-spend dd').innerText()).toMatch(/^\d+ calls?, no tokens spent$/);
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${auto.compactionId}`);
     await page.locator(`#diff[data-compaction="${auto.compactionId}"]`).waitFor();
     expect(await policyApplied.innerText()).toBe(`revision ${second.revision} of the stored policy (automatic pass)`);
@@ -260,6 +262,8 @@ describeWithChromium('audit page for a support engineer', () => {
         's',
       ),
     );
+    // its prompts too, so versions differing only in them read apart (newcomer ncrecheck64 F2)
+    expect(await target.innerText()).toContain(`; systemPrompt "Keep <b>every</b> id."; shadowPrompt "${DEFAULT_SHADOW_PROMPT.slice(0, 40)}…"`);
     expect(await page.locator('#timeline-goto-status').innerText()).toMatch(new RegExp(`^went to revision ${second.revision} \\(row `));
     expect(await page.evaluate('document.activeElement?.classList.contains("target")')).toBe(true);
     // The link opened anew (not from the page on screen) goes there too.

@@ -83,6 +83,14 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     // ncsupport F4: the box says which clock it goes by.
     expect(await page.getByLabel('Go to time (store time, recordedAt)').count()).toBe(1);
     expect(await page.locator('#timeline-time-clock').innerText()).toContain('not the client time');
+    // so does a revision past the end, after one whose window opened (newcomer ncrecheck64 F4)
+    await page.locator('#timeline-goto input[name=revision]').fill('1');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: 'Window at revision 1' }).waitFor();
+    await page.locator('#timeline-goto input[name=revision]').fill('99999');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: 'Window at a revision' }).waitFor();
+    expect(await page.locator('#window-at-close').isHidden()).toBe(true);
   });
 
   /** Types `typed` in "Go to time" and answers the status once the service answered. */

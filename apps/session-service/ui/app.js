@@ -585,7 +585,27 @@ function notSummarized(item) {
  */
 function policyText(policy) {
   const when = policy.trigger ? brief(policy.trigger) : 'always';
-  return `${brief(policy.strategy)} when ${when}${policy.estimator ? `, counted in ${policy.estimator}` : ''}`;
+  return `${brief(policy.strategy)} when ${when}${policy.estimator ? `, counted in ${policy.estimator}` : ''}${promptsText(policy.strategy)}`;
+}
+
+/** Longest part of a prompt {@link policyText} writes, in UTF-16 code units (the whole one is in the row's tooltip). */
+const PROMPT_EXCERPT = 40;
+
+/**
+ * A summarizing strategy's prompts in a policy's line, each as its first {@link PROMPT_EXCERPT}
+ * units quoted (`; systemPrompt "Keep every id."`), so that versions differing only in their prompts
+ * read apart (newcomer ncrecheck64 F2); empty for a strategy without them.
+ * @param {Record<string, unknown>} strategy
+ * @returns {string}
+ */
+function promptsText(strategy) {
+  return ['systemPrompt', 'shadowPrompt']
+    .filter((key) => typeof strategy[key] === 'string')
+    .map((key) => {
+      const [shown, cut] = clip(/** @type {string} */ (strategy[key]), PROMPT_EXCERPT);
+      return `; ${key} "${revealedText(shown)}${cut ? '…' : ''}"`;
+    })
+    .join('');
 }
 
 /** An ISO-8601 date-time's zone at its end: `Z` or an offset such as `+05:30`. */
@@ -871,6 +891,7 @@ async function renderSessionList(isCurrent) {
       if (fresh || restarted) sessions = [];
       restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
+      const listedBefore = new Set(listed);
       for (const s of page.sessions) {
         // A session with new activity since the first page comes again on a later one: listed once.
         if (listed.has(s.sessionId)) continue;
@@ -882,7 +903,9 @@ async function renderSessionList(isCurrent) {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       draw();
-      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
+      // the first row this read listed (sessions written meanwhile come first, before rows already listed; newcomer ncrecheck64 F3)
+      const firstNew = [...body.children].find((row) => !listedBefore.has(row.getAttribute('data-session') ?? ''));
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ ((restarted ? body.children[0] : firstNew) ?? count));
       return true;
     } catch (err) {
       if (stale()) return false;
@@ -1575,13 +1598,16 @@ const counted = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}
  * Summarizer figures in words, as the API records them: calls (of which retries), the tokens the
  * endpoint reported, and the calls whose usage it did not report, whose tokens are unknown (never
  * shown as 0), e.g. `2 calls (1 retry), 400 prompt + 40 completion tokens reported; 1 call's usage
- * not reported (tokens unknown)`, or `1 call, its usage not reported (tokens unknown)`.
+ * not reported (tokens unknown)`, or `1 call, its usage not reported (tokens unknown)`; `2 calls, no
+ * tokens spent` when every call reported 0 (the extractive summarizer's).
  * @param {{ calls: number, retries: number, unreportedUsageCalls: number, usage: { promptTokens: number, completionTokens: number } }} f
  */
 function spendText(f) {
   if (f.calls === 0) return 'no calls';
   const calls = `${counted(f.calls, 'call')}${f.retries ? ` (${counted(f.retries, 'retry', 'retries')})` : ''}`;
   const tokens = `${fmt(f.usage.promptTokens)} prompt + ${fmt(f.usage.completionTokens)} completion tokens reported`;
+  // every call's usage reported, all zero (the extractive summarizer's): it read as missing usage (newcomer ncrecheck64 F5)
+  if (f.unreportedUsageCalls === 0 && f.usage.promptTokens === 0 && f.usage.completionTokens === 0) return `${calls}, no tokens spent`;
   if (f.unreportedUsageCalls === 0) return `${calls}, ${tokens}`;
   if (f.unreportedUsageCalls >= f.calls) return `${calls}, ${f.calls === 1 ? 'its' : 'their'} usage not reported (tokens unknown)`;
   return `${calls}, ${tokens}; ${fmt(f.unreportedUsageCalls)} ${f.unreportedUsageCalls === 1 ? "call's" : "calls'"} usage not reported (tokens unknown)`;
@@ -2132,7 +2158,11 @@ function timeline(log, byId, select, timeTravel, from) {
     const { index, text } = revisionTarget(rows, asked);
     timeStatus.textContent = '';
     revisionStatus.textContent = text;
-    if (index === undefined) return clearTarget();
+    if (index === undefined) {
+      // past the end: no window is this revision's, nor the one of the revision gone to before (newcomer ncrecheck64 F4)
+      timeTravel.closeWindow();
+      return clearTarget();
+    }
     draw(pageOf(index), index, 'target');
     // The window the model was sent right after the revision asked (the row gone to may be a later one).
     timeTravel.showWindow(asked);
