@@ -264,6 +264,11 @@ describeWithChromium('audit page for a support engineer', () => {
     );
     // its prompts too, so versions differing only in them read apart (newcomer ncrecheck64 F2)
     expect(await target.innerText()).toContain(`; systemPrompt "Keep <b>every</b> id."; shadowPrompt "${DEFAULT_SHADOW_PROMPT.slice(0, 40)}…"`);
+    // the whole policy in its tooltip (newcomer ncrecheck64b N2: prompts differing past their first 40 characters read alike)
+    expect(JSON.parse((await target.locator('span.policy').getAttribute('title'))!)).toMatchObject({
+      strategy: { systemPrompt: 'Keep <b>every</b> id.', shadowPrompt: DEFAULT_SHADOW_PROMPT },
+      trigger: { type: 'turn-count', maxTurns: 3 },
+    });
     expect(await page.locator('#timeline-goto-status').innerText()).toMatch(new RegExp(`^went to revision ${second.revision} \\(row `));
     expect(await page.evaluate('document.activeElement?.classList.contains("target")')).toBe(true);
     // The link opened anew (not from the page on screen) goes there too.

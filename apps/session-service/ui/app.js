@@ -588,6 +588,15 @@ function policyText(policy) {
   return `${brief(policy.strategy)} when ${when}${policy.estimator ? `, counted in ${policy.estimator}` : ''}${promptsText(policy.strategy)}`;
 }
 
+/**
+ * A policy whole, for a tooltip: its strategy (prompts whole), trigger and estimator as stored, as JSON, hidden characters revealed.
+ * @param {{ strategy: unknown, trigger?: unknown, estimator?: unknown }} policy
+ * @returns {string}
+ */
+function policyTitle(policy) {
+  return revealedText(JSON.stringify({ strategy: policy.strategy, trigger: policy.trigger ?? null, estimator: policy.estimator }, null, 1));
+}
+
 /** Longest part of a prompt {@link policyText} writes, in UTF-16 code units (the whole one is in the row's tooltip). */
 const PROMPT_EXCERPT = 40;
 
@@ -1846,7 +1855,14 @@ function timelineRow(entry, byId, select) {
     );
   }
   // The policy whole (newcomer ncaudit64 F3: two policies of one strategy type read alike, and a compaction links to this row).
-  return h('li', { class: 'decision', 'data-policy': entry.revision }, rev, '◇ policy set: ', data?.strategy ? policyText(data) : 'cleared');
+  return h(
+    'li',
+    { class: 'decision', 'data-policy': entry.revision },
+    rev,
+    '◇ policy set: ',
+    // the whole policy in the tooltip: prompts past their first 40 characters (newcomer ncrecheck64b N2)
+    data?.strategy ? h('span', { class: 'policy', title: policyTitle(data) }, policyText(data)) : 'cleared',
+  );
 }
 
 /**
@@ -3486,7 +3502,12 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
             summary.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
         ),
-        h('div', {}, h('dt', {}, 'policy'), h('dd', {}, summary.policy ? policyText(summary.policy) : 'none')),
+        h(
+          'div',
+          {},
+          h('dt', {}, 'policy'),
+          h('dd', summary.policy ? { title: policyTitle(summary.policy) } : {}, summary.policy ? policyText(summary.policy) : 'none'),
+        ),
         // absent only from a replica of a release before it (a rolling upgrade): then not shown
         summary.summarizerSpend
           ? h(

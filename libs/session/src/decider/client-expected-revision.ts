@@ -42,6 +42,14 @@ export function isCompactionDecision(type: string): boolean {
 export const MAX_EVENTS_AFTER_EXPECTED = 256;
 
 /**
+ * Most events that may lie between a resend's stored events (decisions of compactions and policy
+ * changes recorded between the requests that first wrote them) for it to be read as a retry, with
+ * or without a client's expected revision (README "Ids and retries"); past it, the resend is
+ * refused as the store refuses ids out of their place (a resend spread over a long stretch of decisions).
+ */
+export const MAX_DECISIONS_BETWEEN_RESENT = 1024;
+
+/**
  * What a client's exact `expected` revision means on a session whose last event is at `current`
  * (past `expected`), the one rule of every write that takes an `expectedRevision` (appends, the
  * policy PUT):
@@ -122,9 +130,13 @@ function isPolicyEventAt(event: StoredEvent, settingRevision: bigint | null): bo
   return settingRevision !== null && event.type === POLICY_SET && event.revision === settingRevision;
 }
 
-/** How many events {@link expectedRevisionOnLog} needs, read from `expected` on a session at `current` (past `expected`), for a request of `events` events. */
+/**
+ * How many events {@link expectedRevisionOnLog} needs, read from `expected` on a session at `current`
+ * (past `expected`), for a request of `events` events: the decisions it looks past, the events, and
+ * the decisions a resend of them may hold between them ({@link MAX_DECISIONS_BETWEEN_RESENT}; newcomer ncrecheck64b N1).
+ */
 export function expectedRevisionReadCount(expected: bigint, current: bigint, events: number): number {
-  const needed = BigInt(MAX_EVENTS_AFTER_EXPECTED + events);
+  const needed = BigInt(MAX_EVENTS_AFTER_EXPECTED + events + (events > 1 ? MAX_DECISIONS_BETWEEN_RESENT : 0));
   return Number((current - expected < needed ? current - expected : needed) + 1n);
 }
 

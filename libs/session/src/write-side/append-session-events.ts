@@ -39,7 +39,7 @@ import {
   type AppendVerdict,
   type EventToAppend,
 } from '../decider/session-decider';
-import { expectedRevisionOnLog, expectedRevisionReadCount, MAX_EVENTS_AFTER_EXPECTED, resentAsFirst } from '../decider/client-expected-revision';
+import { expectedRevisionOnLog, expectedRevisionReadCount, MAX_DECISIONS_BETWEEN_RESENT, resentAsFirst } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError, RevisionConflictError, ToolCallConflictError, UnknownToolCallError } from '../errors';
@@ -409,7 +409,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * - `stale`: another writer came first (answered 409 `wrong_expected_revision`, before any rule
    *   on the state).
    * Reads the log only when the state is past the client's revision: at most
-   * {@link MAX_EVENTS_AFTER_EXPECTED} + the command's events + 1 events (for `no_stream`: its first events, as many and {@link MAX_EVENTS_AFTER_EXPECTED} more).
+   * `expectedRevisionReadCount` events (for `no_stream`: its first events, as many and {@link MAX_DECISIONS_BETWEEN_RESENT} more).
    */
   private async checkClientExpected(
     command: AppendSessionEventsCommand,
@@ -428,8 +428,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const clientIds = command.events.map((e) => e.event.id);
     const stream = sessionStream(key);
     if (expected === 'no_stream') {
-      // its events, and the decisions recorded between the requests a resend spans (as many as after a client's revision)
-      const first = await this.store.readStream(stream, { fromRevision: 'start', maxCount: clientIds.length + MAX_EVENTS_AFTER_EXPECTED });
+      // its events, and the decisions recorded between the requests a resend spans
+      const first = await this.store.readStream(stream, { fromRevision: 'start', maxCount: clientIds.length + MAX_DECISIONS_BETWEEN_RESENT });
       const revisions = resentAsFirst(first, clientIds);
       return revisions ? { kind: 'resend', expected, state: knowing(state, revisions) } : { kind: 'stale' };
     }

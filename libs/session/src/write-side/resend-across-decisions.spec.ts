@@ -112,6 +112,18 @@ describe('a resend of stored events with decisions between the requests that wro
     },
   );
 
+  it('given more decisions between the requests than a client revision looks past (256), the whole history is still a retry, with no_stream too (newcomer ncrecheck64b N1)', async () => {
+    for (let round = 0; round < 140; round++) {
+      await appendAs(writer, 's', [m(2 * round), m(2 * round + 1)]);
+      await compact('s');
+    }
+    const history = range(0, 280);
+    expect((await revisionOf('s', 'm279')) - (await revisionOf('s', 'm0')) + 1n).toBeGreaterThan(280n + 256n);
+    await expectRetry('s', history);
+    await expectRetry('s', history, writer, 'no_stream');
+    await expectRetry('s', history.slice(100), writer, (await revisionOf('s', 'm100')) - 1n);
+  });
+
   it('given a compaction between two requests, a resend that skips a stored message, swaps two, or changes one is refused, nothing written', async () => {
     await twoRequests('s', compact);
     await expectRefused('s', [m(3), m(5)], 'm3');

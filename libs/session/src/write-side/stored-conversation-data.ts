@@ -6,6 +6,7 @@
  */
 import type { EventData, EventStore } from '@lib/event-store';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, type EventsArchivedData } from '../events/session-stream-events';
+import { MAX_DECISIONS_BETWEEN_RESENT } from '../decider/client-expected-revision';
 
 /** What a resend's events are stored as. */
 export interface StoredResend {
@@ -25,13 +26,6 @@ export interface StoredResend {
    */
   runLengths: number[];
 }
-
-/**
- * Most events that may lie between a resend's stored events (decisions of compactions and policy
- * changes made between the requests that first wrote them) for it to be read as a retry; past it,
- * the store's duplicate-id answer stands (a resend spread over a long stretch of decisions).
- */
-export const MAX_DECISIONS_BETWEEN_RESENT = 1024;
 
 /**
  * Reads the conversation events at `revisions` (the stored revisions of a resend's ids, in the
