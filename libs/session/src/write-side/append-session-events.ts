@@ -28,7 +28,7 @@ import {
   type EventStore,
   type ExpectedRevision,
 } from '@lib/event-store';
-import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { CONVERSATION_EVENT, sessionKey, sessionStream } from '../events/session-stream-events';
 import {
   alignToStored,
   checkAppend,
@@ -509,7 +509,7 @@ interface DecidedResend {
  * expected revision and the others at `any`, answering the last run's result: the store writes
  * nothing for a run whose ids are all stored in place with the same content, and refuses one that
  * is not (DuplicateEventIdError), so a run that was not a retry writes nothing either. With no
- * runs, or runs that do not add up to the events, one append (the store decides).
+ * runs, or runs that do not add up to its conversation events, one append (the store decides).
  * @throws what `EventStore.appendToStream` throws.
  */
 async function appendInRuns(
@@ -520,7 +520,9 @@ async function appendInRuns(
 ): Promise<AppendResult> {
   const runs = decided.runLengths;
   const inRuns = runs !== undefined && runs.length > 1 ? runs.reduce((a, b) => a + b, 0) : 0;
-  if (inRuns === 0 || inRuns > decided.events.length) return store.appendToStream(stream, decided.events, options);
+  // the runs hold the resend's conversation events, the arrival archives after them
+  const conversation = decided.events.filter((e) => e.type === CONVERSATION_EVENT).length;
+  if (inRuns === 0 || inRuns !== conversation) return store.appendToStream(stream, decided.events, options);
   let from = 0;
   let result: AppendResult | undefined;
   for (const [i, length] of runs!.entries()) {
