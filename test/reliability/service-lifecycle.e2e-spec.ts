@@ -151,6 +151,32 @@ describe('draining on shutdown', () => {
       fs.rmSync(harness.dataDir, { recursive: true, force: true });
     }
   });
+  it('accepts the connections the kernel completed before the drain started (in the listen backlog, not yet accepted) and answers them 503 shutting_down, not a reset', async () => {
+    const harness = await startService();
+    try {
+      const port = await listen(harness);
+      const sockets = Array.from({ length: 5 }, () => net.connect(port, '127.0.0.1'));
+      const outcomes = sockets.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            socket.setEncoding('utf8').on('data', (d: string) => (text += d));
+            socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+            socket.on('close', () => resolve(text ? `${lastAnswer(text).status} ${String(lastAnswer(text).body.code)}` : 'closed without an answer'));
+            socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+          }),
+      );
+      // net.connect issues its connect() on the next tick; on loopback the kernel completes the handshake then, and the
+      // connection waits in the listen backlog until the event loop polls. The drain starts before it does.
+      await new Promise((resolve) => process.nextTick(resolve));
+      const closing = harness.service.close({ drainMs: 300 });
+      expect(await Promise.all(outcomes)).toEqual(Array.from({ length: 5 }, () => '503 shutting_down'));
+      await closing;
+    } finally {
+      await harness.stop();
+      fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a request in flight when shutdown starts', () => {

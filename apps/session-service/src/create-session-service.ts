@@ -73,6 +73,7 @@ import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory, requireWritableClaimsDirectory, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
+import { acceptListenBacklog } from './shutdown/accept-listen-backlog';
 import { NATS_TRANSPORT } from './config/tokens';
 import type { NatsTransport } from './nats/nats-transport';
 
@@ -101,8 +102,9 @@ export interface SessionService {
 }
 
 /**
- * Starts a drain without resetting connections: closes the listening port at once (a new
- * connection is refused: the client sent nothing, and retries elsewhere) but not the open
+ * Starts a drain without resetting connections: closes the listening port (a new
+ * connection is refused: the client sent nothing, and retries elsewhere; call it once the event loop has
+ * accepted the connections waiting in the listen backlog, which closing resets) but not the open
  * connections, whose requests get 503 `shutting_down` with `Connection: close` until the drain
  * ends. Closing the port later, at the end of a busy drain, reset the connections clients had just
  * opened (after such a 503) and not yet seen accepted. `http.Server.close` would also destroy every
@@ -366,6 +368,9 @@ async function buildService(
         nats?.stopDraining(Math.floor(timeoutMs / 2));
       }, timeoutMs / 2);
       if (options.drainMs) {
+        // Connections the kernel completed before now wait in the listen backlog: accepted first (their requests get
+        // 503 shutting_down), as closing the port resets them (the client may have sent its request already).
+        await acceptListenBacklog(app.getHttpServer());
         stopAccepting(app.getHttpServer());
         await new Promise((resolve) => setTimeout(resolve, Math.min(options.drainMs!, left())));
       }

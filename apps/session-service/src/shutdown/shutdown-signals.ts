@@ -1,3 +1,5 @@
+import { eventLoopPolled } from './event-loop-polled';
+
 /**
  * The signals that stop the service (SIGTERM, SIGINT, SIGHUP), caught from the moment `main.ts` starts
  * loading: `main.ts` imports this module first, and importing it installs the listeners. Without a
@@ -46,7 +48,7 @@ export function handleShutdownSignals(handle: (signal: ShutdownSignal) => void):
  * application's set-up run through without waiting for I/O): a signal sent then is seen only between such steps.
  */
 export async function signalsSeen(): Promise<void> {
-  for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+  await eventLoopPolled();
 }
 
 /**
