@@ -115,6 +115,14 @@ function stopAccepting(server: Server): void {
   if (server.listening) net.Server.prototype.close.call(server);
 }
 
+/**
+ * The most rounds of the event loop (one or two polls each, ~µs when idle) a shutdown lets the listening port accept
+ * the connections waiting in its backlog before closing it (see {@link acceptListenBacklog}): a busy service has a
+ * few, one per client that connected during its last turn; clients that open connections without pause (no
+ * keep-alive) cannot hold the port open for longer.
+ */
+const BACKLOG_ROUNDS_AT_SHUTDOWN = 64;
+
 /** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
 export interface SessionServiceOverrides {
   summarizer?: Summarizer;
@@ -358,8 +366,12 @@ async function buildService(
     async close(options: { drainMs?: number; timeoutMs?: number } = {}) {
       if (closed) return { refusedWhileShuttingDown: refusals.count, unfinished: [] };
       closed = true;
-      shutdown.started = true;
       const started = Date.now();
+      // Connections the kernel completed before now wait in the listen backlog: accepted while the service still
+      // answers as usual (a 503 with `Connection: close` would send their clients to open others meanwhile), as
+      // closing the port resets them, a request possibly sent on them already.
+      if (options.drainMs) await acceptListenBacklog(app.getHttpServer(), BACKLOG_ROUNDS_AT_SHUTDOWN);
+      shutdown.started = true;
       const timeoutMs = options.timeoutMs ?? config.shutdownTimeoutMs;
       const left = (): number => Math.max(0, started + timeoutMs - Date.now());
       // Half-way: in-flight work stops waiting for what may not answer (a model, a NATS server).
@@ -368,9 +380,6 @@ async function buildService(
         nats?.stopDraining(Math.floor(timeoutMs / 2));
       }, timeoutMs / 2);
       if (options.drainMs) {
-        // Connections the kernel completed before now wait in the listen backlog: accepted first (their requests get
-        // 503 shutting_down), as closing the port resets them (the client may have sent its request already).
-        await acceptListenBacklog(app.getHttpServer());
         stopAccepting(app.getHttpServer());
         await new Promise((resolve) => setTimeout(resolve, Math.min(options.drainMs!, left())));
       }
