@@ -75,6 +75,12 @@ describe('the summary length bound of the write side', () => {
     expect(summarizer.options.map((o) => o.maxTextLength)).toEqual([MAX_TEXT]);
   });
 
+  it('fails the pass of any summarizer whose text renders as nothing (a zero-width space), archiving nothing (newcomer ncdesign65 F1)', async () => {
+    const answer = await compact(new FixedSummarizer('\u200b'));
+    expect(answer).toMatchObject({ outcome: 'failed', failure: { stage: 'summarize', reason: expect.stringMatching(/^summarizer failed: blank reply: only characters that render as nothing/) }, archived: [] });
+    expect((await decisions()).map((e) => e.type)).toEqual([COMPACTION_FAILED]);
+  });
+
   it('stores a text of exactly the bound', async () => {
     const text = '😀'.repeat(MAX_TEXT);
     expect(await compact(new FixedSummarizer(text))).toMatchObject({ outcome: 'compacted' });
