@@ -2,7 +2,29 @@ import * as fc from 'fast-check';
 import { replyRefusal } from './reply-refusal';
 
 /** Characters that render as nothing: spaces, zero-width and joiners, fillers, format and control characters. */
-const INVISIBLES = [' ', '\t', '\n', '\u00a0', '\u3000', '\ufeff', '\u200b', '\u200c', '\u200d', '\u2060', '\u180e', '\u3164', '\uffa0', '\u115f', '\u1160', '\u2800', '\u00ad', '\ufe0f', '\u2028', '\u0000', '\u061c'];
+const INVISIBLES = [
+  ' ',
+  '\t',
+  '\n',
+  '\u00a0',
+  '\u3000',
+  '\ufeff',
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u2060',
+  '\u180e',
+  '\u3164',
+  '\uffa0',
+  '\u115f',
+  '\u1160',
+  '\u2800',
+  '\u00ad',
+  '\ufe0f',
+  '\u2028',
+  '\u0000',
+  '\u061c',
+];
 
 describe('replyRefusal (DESIGN §3.7: an unusable reply is a failure)', () => {
   it('refuses a reply holding a lone surrogate, naming where and never quoting the text', () => {

@@ -783,7 +783,12 @@ describe('OpenAiSummarizer against the fake server', () => {
       ['a connection lost while the answer arrived', { fault: { fault: 'reset-mid-answer' } }, /lost while its answer arrived/, 'connection_lost'],
       ['a blank reply', { fault: { fault: 'blank' } }, /^blank reply/, 'invalid_reply'],
       ['an empty reply', { fault: { fault: 'blank', text: '' } }, /^blank reply: empty/, 'invalid_reply'],
-      ['a reply of zero-width characters only', { fault: { fault: 'blank', text: '\u200b\u2060 \u3164' } }, /^blank reply: only characters that render as nothing/, 'invalid_reply'],
+      [
+        'a reply of zero-width characters only',
+        { fault: { fault: 'blank', text: '\u200b\u2060 \u3164' } },
+        /^blank reply: only characters that render as nothing/,
+        'invalid_reply',
+      ],
       ['malformed JSON', { fault: { fault: 'malformed-json' } }, /^malformed JSON in the model reply$/, 'invalid_reply'],
       ['a reply without choices', { fault: { fault: 'no-choices' } }, /no choices/, 'invalid_reply'],
       ['a reply cut off at the output limit', { fault: { reply: 'A recap cut', finishReason: 'length' } }, /finish_reason length/, 'invalid_reply'],

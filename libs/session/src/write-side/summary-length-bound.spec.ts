@@ -77,7 +77,11 @@ describe('the summary length bound of the write side', () => {
 
   it('fails the pass of any summarizer whose text renders as nothing (a zero-width space), archiving nothing (newcomer ncdesign65 F1)', async () => {
     const answer = await compact(new FixedSummarizer('\u200b'));
-    expect(answer).toMatchObject({ outcome: 'failed', failure: { stage: 'summarize', reason: expect.stringMatching(/^summarizer failed: blank reply: only characters that render as nothing/) }, archived: [] });
+    expect(answer).toMatchObject({
+      outcome: 'failed',
+      failure: { stage: 'summarize', reason: expect.stringMatching(/^summarizer failed: blank reply: only characters that render as nothing/) },
+      archived: [],
+    });
     expect((await decisions()).map((e) => e.type)).toEqual([COMPACTION_FAILED]);
   });
 
