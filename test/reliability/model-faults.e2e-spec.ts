@@ -287,7 +287,7 @@ describe('model faults in the service log (a service of its own: the failure lin
   const fake = new FakeOpenAiServer();
   beforeAll(() => fake.start());
   const harness = useService(() => ({
-    summarizer: summarizerFromEnv({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: API_KEY, SUMMARIZER_TIMEOUT_MS: '300', SUMMARIZER_MAX_RETRIES: '0' }),
+    summarizer: summarizerFromEnv({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: API_KEY, SUMMARIZER_TIMEOUT_MS: '2000', SUMMARIZER_MAX_RETRIES: '0' }),
     env: { AUTO_COMPACTION_MAX_FAILURES: '2', AUTO_COMPACTION_BACKOFF_MS: '3600000' },
   }));
   afterAll(() => fake.close());
@@ -350,18 +350,50 @@ describe('model faults in the service log (a service of its own: the failure lin
         at: expect.any(String),
       });
 
-      // The key is fixed: a commanded pass compacts; the next append finds the session out of backoff.
+      // The key is fixed: a commanded pass compacts, and the session leaves backoff at once (newcomer ncllm65 F1: only
+      // at its next append before), the gauge and /health with it.
       fake.setDefault('a recap of the trip so far');
       const manual = await harness.http().post('/v1/sessions/ops-401/compactions').send({ strategy: STRATEGY }).expect(200);
       expect(manual.body.outcome).toBe('compacted');
+      expect(lines.filter((l) => l.includes('leaves backoff'))).toEqual([
+        expect.stringMatching(/^log auto-compaction of session "ops-401" \(tenant "default"\) leaves backoff after \d+ s: a compaction succeeded$/),
+      ]);
+      expect(await gauge()).toBe(before);
+      expect((await harness.http().get('/health').expect(200)).body.autoCompactionsBackingOff).toBe(before);
       await harness
         .http()
         .post('/v1/sessions/ops-401/events')
         .send({ events: [{ id: 'ops-after', type: 'user', text: 'after' }] })
         .expect(201);
       await settle();
-      expect(lines.filter((l) => l.includes('leaves backoff'))).toEqual([
-        expect.stringMatching(/^log auto-compaction of session "ops-401" \(tenant "default"\) leaves backoff after \d+ s: a compaction succeeded$/),
+      expect(lines.filter((l) => l.includes('leaves backoff'))).toHaveLength(1);
+
+      // Two more sessions back off; one has its policy cleared, the other is erased: each leaves backoff at once, with its line
+      // (newcomer ncllm65 F1: neither ever left it, the gauge stayed up until a restart).
+      fake.setDefault({ fault: 'status401' });
+      for (const id of ['ops-clear', 'ops-erase']) {
+        await harness
+          .http()
+          .post(`/v1/sessions/${id}/events`)
+          .send({ events: conversation(id) })
+          .expect(201);
+        await harness.http().put(`/v1/sessions/${id}/policy`).send({ strategy: STRATEGY }).expect(200);
+        await settle();
+        for (let n = 0; n < 2; n++) {
+          await harness
+            .http()
+            .post(`/v1/sessions/${id}/events`)
+            .send({ events: [{ id: `${id}-more-u${n}`, type: 'user', text: `more ${n}` }] })
+            .expect(201);
+          await settle();
+        }
+      }
+      expect(await gauge()).toBe(before + 2);
+      await harness.http().put('/v1/sessions/ops-clear/policy').send({ strategy: null }).expect(200);
+      await harness.http().delete('/v1/sessions/ops-erase').expect(200);
+      expect(lines.filter((l) => /leaves backoff/.test(l) && /ops-(clear|erase)/.test(l))).toEqual([
+        expect.stringMatching(/^log auto-compaction of session "ops-clear" \(tenant "default"\) leaves backoff after \d+ s: its policy was removed$/),
+        expect.stringMatching(/^log auto-compaction of session "ops-erase" \(tenant "default"\) leaves backoff after \d+ s: the session was erased$/),
       ]);
       expect(await gauge()).toBe(before);
       // What every call sent (README "What a call sends"): model and messages, nothing else (no stream, max_tokens, temperature).

@@ -55,3 +55,4 @@ export * from './queries/compaction-diff';
 export * from './domain/event-preview';
 export * from './session.module';
 export { DEFAULT_COUNTING_DEADLINE_MS } from './token-counting/token-counting-pool';
+export * from './write-side/session-decision-recorded';

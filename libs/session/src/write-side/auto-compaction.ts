@@ -49,6 +49,7 @@ import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { SessionNotFoundError } from '../errors';
 import { AutoCompactionBackoff } from './auto-compaction-backoff';
+import { SessionDecisionRecorded } from './session-decision-recorded';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -130,8 +131,8 @@ interface SessionRun {
 
 /** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
 @Injectable()
-@EventsHandler(SessionEventsAppended)
-export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended> {
+@EventsHandler(SessionEventsAppended, SessionDecisionRecorded)
+export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended | SessionDecisionRecorded> {
   private readonly logger = new Logger('AutoCompaction');
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
   private readonly running = new Map<string, SessionRun>();
@@ -154,7 +155,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     this.backoff = new AutoCompactionBackoff(settings, this.logger);
   }
 
-  handle(event: SessionEventsAppended): void {
+  handle(event: SessionEventsAppended | SessionDecisionRecorded): void {
+    if (event instanceof SessionDecisionRecorded) return this.decisionRecorded(event);
     if (!event.hasPolicy) return;
     const key = sessionKey(event.tenantId, event.sessionId);
     const run = this.running.get(key);
@@ -172,6 +174,15 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       inRequester: inThisContext(),
     });
     void this.loop(key);
+  }
+
+  /**
+   * A decision recorded in this process that ends the session's backoff at once, its line logged: a pass compacted
+   * (its failures in a row are 0 again), its policy cleared (no automatic pass to back off), the session erased.
+   */
+  private decisionRecorded({ tenantId, sessionId, decision }: SessionDecisionRecorded): void {
+    const why = { compacted: 'a compaction succeeded', 'policy-cleared': 'its policy was removed', erased: 'the session was erased' }[decision];
+    this.backoff.forget(sessionKey(tenantId, sessionId), tenantId, sessionId, why);
   }
 
   /** Number of sessions with an automatic compaction in progress here (not those waiting for another replica's claim). */

@@ -62,6 +62,7 @@ import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
 import { passClaimsHere, SessionClaims } from './session-claims';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
+import { SessionDecisionRecorded } from './session-decision-recorded';
 
 export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
@@ -180,6 +181,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           }
         : undefined;
     this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
+    if (answer.outcome === 'compacted' && command.origin === 'command' && !command.dryRun && !replayed)
+      this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'compacted'));
     this.publishSpend(command, answer.outcome, spend);
     return answer;
   }

@@ -6,7 +6,7 @@
  * per life of the session, however many erasures of it run at once, on however many replicas.
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
-import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quoteInput } from '@lib/compaction';
@@ -23,6 +23,7 @@ import { sessionClaimName } from './session-claims';
 import type { RequestedBy } from '../events/requested-by';
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
+import { SessionDecisionRecorded } from './session-decision-recorded';
 import { clientRequestIdOf, decideResentErasure, type StoredErasure } from '../decider/resent-erasure';
 import { erasurePositionsOfSession } from '../read-side/queries/erasure-query';
 
@@ -188,6 +189,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     private readonly sessions: SessionStateCache,
     private readonly projector: SessionProjector,
     @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,
+    /** Told of the erasure ({@link SessionDecisionRecorded}); without it, nobody is. */
+    @Optional() private readonly eventBus?: EventBus,
   ) {}
 
   /**
@@ -232,6 +235,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     if (resent) return this.answerWith(command, resent);
     const deleted = await this.deleteAtRevision(command, sessionStream(key), arrivedIn);
     this.sessions.invalidate(key);
+    this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'erased'));
     const record =
       'erasedSince' in deleted
         ? await this.recordOfLifeErasedSince(command, deleted.erasedSince)

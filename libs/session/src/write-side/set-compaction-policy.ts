@@ -12,8 +12,9 @@
  */
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
+import { SessionDecisionRecorded } from './session-decision-recorded';
 import { Inject, Optional } from '@nestjs/common';
-import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { StoreAnswerCheck } from './store-answer-check';
@@ -64,6 +65,8 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
     /** Where an erased session's `erasedAt` is read (as `GET /v1/sessions/{id}` reads it); without it, a 404 carries none. */
     @Optional() private readonly readModels?: ReadModelStore,
+    /** Told of a policy cleared ({@link SessionDecisionRecorded}); without it, nobody is. */
+    @Optional() private readonly eventBus?: EventBus,
   ) {}
 
   /**
@@ -130,6 +133,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         this.sessions.appended(key, expected === 'no_stream' ? null : expected, decision.events, result, new Date());
         const recorded = { data: decision.events[0].data as PolicySetData, revision: result.nextExpectedRevision, position: result.position };
+        if (!command.strategy) this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'policy-cleared'));
         return policyAnswer(command.sessionId, recorded, result.nextExpectedRevision);
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
