@@ -6,7 +6,7 @@ import type { SummaryRequest } from './compaction-types';
 import { InvalidParameterError } from './invalid-parameter-error';
 import { buildSummarizerMessages, SUMMARIZER_SECTION } from './summarizer-prompt';
 import { graphemeBoundary } from './grapheme-boundary';
-import { cutMiddle, truncateMiddle } from './text';
+import { cutMiddle, omissionMarker, truncateMiddle } from './text';
 import { fitsTokens, type TokenEstimator } from './token-estimators';
 
 /** Upper bound of the default running-summary reserve, in estimator units (tokens). */
@@ -83,12 +83,23 @@ function longestFitting(max: number, fits: (n: number) => boolean, start: number
   return lo;
 }
 
-function fitEach(texts: readonly string[], room: number, estimator: TokenEstimator): string[] {
-  if (texts.length === 0) return [];
-  const cost = texts.reduce((s, t) => s + estimator.count(t) + 1, 0);
-  if (cost <= room) return [...texts];
-  const share = Math.max(1, Math.floor(room / texts.length) - 1);
-  return texts.map((t) => fitTextToTokens(t, share, estimator));
+/**
+ * The overlap (events kept in the window, sent as context not to summarize) within `room` estimator units, each text
+ * followed by a line break (1 unit): all of it when it fits; else the first k texts (those right after the archived
+ * part), for the largest k whose equal shares (`room / k`, less the line break) take each of them whole or cut in the
+ * middle ({@link fitTextToTokens}) keeping at least as much of it as the omission marker costs; none when not even
+ * one text gets that. Sharing the room among all of them at a small `SUMMARIZER_MAX_INPUT_TOKENS` sent the marker
+ * alone, `Us [… 73 characters omitted …] .`, which tells the model nothing (newcomers ncllm65 F2, ncdesign65 F2).
+ */
+function fitContext(texts: readonly string[], room: number, estimator: TokenEstimator): string[] {
+  const costs = texts.map((t) => estimator.count(t));
+  if (costs.reduce((s, c) => s + c + 1, 0) <= room) return [...texts];
+  const worthCutting = 2 * estimator.count(omissionMarker(99_999));
+  for (let k = texts.length; k >= 1; k--) {
+    const share = Math.floor(room / k) - 1;
+    if (share >= worthCutting || costs.slice(0, k).every((c) => c <= share)) return texts.slice(0, k).map((t) => fitTextToTokens(t, share, estimator));
+  }
+  return [];
 }
 
 /**
@@ -189,7 +200,7 @@ export function splitTextToTokens(text: string, maxTokens: number, estimator: To
 
 /**
  * How {@link planSummaryChunks} shares a call's room (estimator units) for `request` within
- * `maxInputTokens`: `overlap` as it is sent (each text shortened to fit 15 % of the room) and the
+ * `maxInputTokens`: `overlap` as it is sent (shortened to fit 15 % of the room: {@link fitContext}) and the
  * room it takes, `summaryHeader` (the previous-summary heading's cost), `afterOverlap` (what the
  * prompt, the headings and the context leave), `reserve` (the room chunks 2… keep for the running
  * summary: `summaryReserve`, by default {@link defaultSummaryReserve}, at most half of
@@ -212,8 +223,8 @@ function chunkRooms(request: SummaryRequest, maxInputTokens: number, estimator: 
   let overlapRoom = 0;
   if (overlap.length > 0) {
     const h = headerCost(SUMMARIZER_SECTION.context, estimator);
-    overlap = fitEach(overlap, Math.max(1, overlapRoomMax - h), estimator);
-    overlapRoom = h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
+    overlap = fitContext(overlap, Math.max(1, overlapRoomMax - h), estimator);
+    overlapRoom = overlap.length === 0 ? 0 : h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
   }
   // room for the running summary in chunks 2…; chunk 1 has none, and carries whole the leading
   // previous summaries that fit in about half its room (as many as fit, oldest first)
@@ -262,7 +273,8 @@ export function runningSummaryRoom(request: SummaryRequest, maxInputTokens: numb
  *   `currentSummaries = [reply k, ...chunk k+1's currentSummaries]` (the running summary first:
  *   it covers older content). The reply to the last chunk is the new summary.
  * - `overlap` (context not to summarize) goes with the last chunk only, shortened if it would
- *   take more than 15 % of the room.
+ *   take more than 15 % of the room: its first events, each whole or cut keeping a useful part
+ *   (see `fitContext`), the others left out, all of it when not even one gets a useful part.
  * - A single event that does not fit a chunk on its own is split ({@link splitTextToTokens}) into
  *   parts sent in consecutive chunks, each part starting with {@link eventPartMarker}
  *   (`[part k/n of one event] `) and within the room of a chunk; the parts' texts after their

@@ -47,7 +47,7 @@ export function truncateMiddle(text: string, maxChars: number, options: { atWord
 }
 
 /** The marker put where a cut leaves `n` characters out, with a space either side. */
-function omissionMarker(n: number): string {
+export function omissionMarker(n: number): string {
   return ` [… ${n} characters omitted …] `;
 }
 

@@ -27,6 +27,8 @@ import {
 } from '../src';
 
 const chars = getEstimator('chars');
+/** The omission marker a middle cut puts in a text (its spaces either side included). */
+const OMISSION_MARKER = / ?\[… \d+ characters omitted …\] ?/g;
 const u = (id: string, text = id): SessionEvent => ({ id, type: 'user', text });
 const a = (id: string, text = id): SessionEvent => ({ id, type: 'assistant', text });
 const call = (id: string, callId: string): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
@@ -289,8 +291,34 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
       ),
     ).toEqual(request.currentSummaries);
     for (const c of chunks) for (const t of [...c.currentSummaries, ...c.toSummarize]) expect(t).not.toContain('characters omitted');
-    if (request.overlap.length > 0) expect(chunks[chunks.length - 1].overlap.length).toBe(request.overlap.length);
+    // the overlap: its first texts, each whole or cut keeping at least what the marker costs (never the marker alone)
+    const sent = chunks[chunks.length - 1].overlap;
+    expect(sent.length).toBeLessThanOrEqual(request.overlap.length);
+    sent.forEach((t, i) => {
+      if (t === request.overlap[i]) return;
+      expect(t).toContain('characters omitted');
+      expect(estimator.count(t.replace(OMISSION_MARKER, ''))).toBeGreaterThanOrEqual(estimator.count(' [… 99999 characters omitted …] '));
+    });
   };
+
+  it('sends useful context at a small bound: the first overlap events, each whole or with a useful part, never the omission marker alone (newcomers ncllm65 F2, ncdesign65 F2)', () => {
+    const cl100k = getEstimator('cl100k_base');
+    const toSummarize = Array.from({ length: 30 }, (_, i) => `User: user message number ${i} FACT${i} lorem ipsum dolor sit amet, consectetur adipiscing elit`);
+    const overlap = ['User: User message 5: please look up reservation RES1005 for passenger Pat5.', 'Assistant: [tool call lookup {"id":"RES1005"}]'];
+    for (const max of [150, 200, 300, 574, 700]) {
+      let chunks: SummaryRequest[];
+      try {
+        chunks = planSummaryChunks({ ...base, toSummarize, overlap }, max, cl100k);
+      } catch (e) {
+        if (e instanceof InvalidParameterError) continue;
+        throw e;
+      }
+      const sent = chunks[chunks.length - 1].overlap;
+      for (const t of sent) expect(t.replace(OMISSION_MARKER, '').length).toBeGreaterThanOrEqual(30);
+      if (max >= 300) expect(sent[0]).toContain('User: User message 5');
+      if (max >= 574) expect(sent).toEqual(overlap);
+    }
+  });
 
   it('splits oldest first, keeps every event, fits every chunk (random sizes)', () => {
     const texts = fc.array(
