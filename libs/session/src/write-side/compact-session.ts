@@ -235,15 +235,21 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const ended = this.settled.get(passKey);
       if (ended) return { answer: sharedAnswerTo(structuredClone(ended), decided), shared: true };
       const running = this.inFlight.get(passKey);
-      if (running) return { answer: sharedAnswerTo(structuredClone(await running), decided), shared: true };
+      // An automatic pass whose scheduler holds the session's claim never waits for another pass: that pass may be a
+      // command by policy waiting for this very claim (newcomer ncops65 F1: each waited for the other until the
+      // command's wait for the claim ran out, 15 s, then it ran unclaimed). It runs on its own; the command, once it
+      // has the claim, finds this pass's decision and answers it (`replayed`), no second model call.
+      const holdsClaim = command.origin === 'auto' && command.schedulerClaim === 'held';
+      if (running && !holdsClaim) return { answer: sharedAnswerTo(structuredClone(await running), decided), shared: true };
       const pass = this.answer(command, decided, state, watch, spend);
-      this.inFlight.set(passKey, pass);
+      // identical commands arriving meanwhile share this pass (the one already running keeps its sharers)
+      if (!running) this.inFlight.set(passKey, pass);
       try {
         const answer = await pass;
         if (answer.recorded && !command.dryRun) this.settle(passKey, answer);
         return { answer, shared: false };
       } finally {
-        this.inFlight.delete(passKey);
+        if (this.inFlight.get(passKey) === pass) this.inFlight.delete(passKey);
       }
     } finally {
       watch.release();
