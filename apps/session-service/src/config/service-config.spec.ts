@@ -54,6 +54,15 @@ describe('loadServiceConfig: projector', () => {
     );
   });
 
+  it('refuses a NATS server on port 0 (the client retried "127.0.0.1:undefined" forever; newcomer ncops65 F5), naming the server', () => {
+    expect(() => loadServiceConfig({ NATS_URL: 'nats://127.0.0.1:0' }, false)).toThrow(
+      /^NATS_URL=nats:\/\/127\.0\.0\.1:0: has port 0, which is no port a server can be reached on, so the connection would never be made: use the NATS server's port/,
+    );
+    expect(() => loadServiceConfig({ NATS_URL: 'n1:4222, n2:0' }, false)).toThrow(/^NATS_URL="n1:4222, n2:0": server 2 has port 0/);
+    expect(() => loadServiceConfig({ NATS_URL: 'tls://svc:pw@[::1]:0' }, false)).toThrow(/has port 0/);
+    expect(loadServiceConfig({ NATS_URL: 'nats://n1:4222,n2:4223' }, false).natsUrl).toBe('nats://n1:4222,n2:4223');
+  });
+
   it('requires TLS for tls:// servers (all of them, or none: a mix is refused, the client requires TLS of every server or of none)', () => {
     expect(natsUrlRequiresTls('tls://n1:4222')).toBe(true);
     expect(natsUrlRequiresTls(' TLS://svc:pw@n1:4222,tls://n2:4222')).toBe(true);
@@ -289,6 +298,19 @@ describe('loadServiceConfig: HOST', () => {
 describe('loadServiceConfig: DATABASE_URL sslmode and SHUTDOWN_TIMEOUT_MS', () => {
   it.each(['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'])('takes sslmode=%s (a mode the pg driver knows)', (mode) => {
     expect(loadServiceConfig({ DATABASE_URL: `postgres://u@db/x?sslmode=${mode}` }, false).databaseUrl).toBe(`postgres://u@db/x?sslmode=${mode}`);
+  });
+
+  it("refuses a DATABASE_URL naming no database (the driver would use the server's maintenance database; newcomer ncops65 F2) or port 0, password masked", () => {
+    for (const url of ['postgres://postgres@127.0.0.1:5432/', 'postgres://u:S3cret@db', 'postgresql://u@db:5432'])
+      expect(() => loadServiceConfig({ DATABASE_URL: url }, false)).toThrow(
+        /^DATABASE_URL=postgres(ql)?:\/\/[^ ]*: names no database \(nothing after the host( and port)?\): the driver would use the database named as the user, often the server's maintenance database postgres, and the service would create its tables there: add the database the service is to use, e.g. postgres:\/\/user:password@host:5432\/sessions/,
+      );
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u:S3cret@db/' }, false)).toThrow(/^DATABASE_URL=postgres:\/\/u:\*\*\*@db\/: names no database/);
+    expect(loadServiceConfig({ DATABASE_URL: 'postgres://u@db/?database=events' }, false).databaseUrl).toBe('postgres://u@db/?database=events');
+    expect(loadServiceConfig({ DATABASE_URL: 'postgres://u@db:5432/events' }, false).databaseUrl).toBe('postgres://u@db:5432/events');
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db:0/events' }, false)).toThrow(
+      /^DATABASE_URL=postgres:\/\/\*\*\*@db:0\/events: port 0 is no port a server can be reached on, so every connection would fail: use the server's port/,
+    );
   });
 
   it('refuses an sslmode the driver does not know (it would take it silently), naming DATABASE_URL, the mode and the modes it knows, password masked', () => {

@@ -385,6 +385,25 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
       fix: 'use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database',
     });
   }
+  if (url.port === '0')
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: 'port 0 is no port a server can be reached on, so every connection would fail',
+      fix: "use the server's port, e.g. postgres://user:password@host:5432/database (or none for 5432)",
+    });
+  // Without a database the driver connects to the one named as the user: often the server's maintenance database
+  // `postgres`, where the service would create its tables (newcomer ncops65 F2: a template with an unset name did).
+  const database = url.pathname.length > 1 ? url.pathname.slice(1) : url.searchParams.get('database');
+  if (!database)
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: `names no database (nothing after the host${url.port ? ' and port' : ''}): the driver would use the database named as the user, often the server's maintenance database postgres, and the service would create its tables there`,
+      fix: 'add the database the service is to use, e.g. postgres://user:password@host:5432/sessions (create it first: createdb -E UTF8 -T template0 sessions)',
+    });
   // The driver takes any sslmode without a word, and an unknown one as no SSL mode at all.
   const sslmode = url.searchParams.get('sslmode');
   if (sslmode !== null && !POSTGRES_SSL_MODES.includes(sslmode)) {
@@ -452,6 +471,17 @@ export function parseNatsUrl(raw: string | undefined): string | undefined {
         fix: 'use comma-separated nats://host:4222 URLs (tls:// or a bare host:port also work)',
       });
   }
+  for (const [i, server] of raw.split(',').entries()) {
+    const port = natsServerPort(server, schemes[i]);
+    if (port === '0')
+      throw new ConfigurationError({
+        variable: 'NATS_URL',
+        value: raw,
+        mask: 'url-list',
+        problem: `${several ? `server ${i + 1} has` : 'has'} port 0, which is no port a server can be reached on, so the connection would never be made`,
+        fix: "use the NATS server's port, e.g. nats://host:4222 (or none for 4222)",
+      });
+  }
   const tls = schemes.findIndex((s) => s === 'tls:');
   const plain = schemes.findIndex((s) => s !== 'tls:');
   if (tls !== -1 && plain !== -1)
@@ -463,6 +493,15 @@ export function parseNatsUrl(raw: string | undefined): string | undefined {
       fix: 'use tls:// on every server (TLS required) or on none',
     });
   return raw;
+}
+
+/** The port written in one server of a `NATS_URL` (`scheme` its scheme, undefined for a bare `host:port`); '' when none is, or it cannot be read. */
+function natsServerPort(server: string, scheme: string | undefined): string {
+  try {
+    return new URL(scheme === undefined ? `nats://${server.trim()}` : server.trim()).port;
+  } catch {
+    return '';
+  }
 }
 
 /**
