@@ -42,6 +42,28 @@ describe('natsConnectError', () => {
     );
   });
 
+  it('a port that accepts the connection and says nothing (a frozen server, another service): unavailable (waited for), and the message says so rather than "start the NATS server" (newcomer ncops65 F4)', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `nats://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    try {
+      const failure = await (async () => {
+        try {
+          await (await connect({ servers: [url], maxReconnectAttempts: 0, timeout: 300 })).close();
+        } catch (err) {
+          return err;
+        }
+        throw new Error('connecting worked');
+      })();
+      expect(isNatsServerUnavailable(failure)).toBe(true);
+      expect(natsConnectError(failure, url).message).toBe(
+        `NATS_URL=${url}: no server answered as a NATS server in time (one that accepts the connection and then says nothing is frozen, or is another service: a wrong port): check that NATS_URL names the client port of a running NATS server (4222 by default); the service retries until one answers`,
+      );
+    } finally {
+      silent.close();
+    }
+  });
+
   it('a host that does not resolve is not a server unavailable (it ends the start)', async () => {
     expect(isNatsServerUnavailable(await connectFailure('nohost.invalid'))).toBe(false);
   });

@@ -92,6 +92,12 @@ export function natsConnectError(err: unknown, natsUrl: string): Error {
       "make the server's certificate trusted (e.g. NODE_EXTRA_CA_CERTS=<its CA file>) and valid for the host in NATS_URL",
     );
   }
+  if (err instanceof natsErrors.TimeoutError) {
+    return refusal(
+      'no server answered as a NATS server in time (one that accepts the connection and then says nothing is frozen, or is another service: a wrong port)',
+      'check that NATS_URL names the client port of a running NATS server (4222 by default); the service retries until one answers',
+    );
+  }
   if (isNatsServerUnavailable(err)) {
     const problem = cause?.code === 'ECONNREFUSED' ? `connection refused${address ? ` by ${address}` : ''}` : `cannot connect (${message})`;
     return refusal(problem, 'start the NATS server (or fix NATS_URL); the service retries until it answers');

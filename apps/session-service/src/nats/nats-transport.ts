@@ -65,6 +65,14 @@ import { HandledErasures } from './handled-erasures';
  */
 export type NatsConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
 
+/**
+ * How long (ms) one attempt at a NATS server may take, from the TCP connection to the server's greeting and the
+ * client's handshake: a server that accepts connections but does not answer as NATS (frozen, or another service's
+ * port) held the start this long per attempt (the client's default, 20 s: newcomer ncops65 F4 saw HTTP listen
+ * after 25.8 s, nothing logged). A NATS server answers within milliseconds, TLS included.
+ */
+export const NATS_CONNECT_TIMEOUT_MS = 5000;
+
 /** How long (ms) the client waits between two attempts at a server (the client's default `reconnectTimeWait`, plus up to 100 ms of jitter). */
 export const NATS_RETRY_WAIT_MS = 2000;
 
@@ -212,6 +220,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       name: 'session-memory-compaction',
       maxReconnectAttempts: -1,
       reconnectTimeWait: NATS_RETRY_WAIT_MS,
+      timeout: NATS_CONNECT_TIMEOUT_MS,
       // A server that stops answering without closing the connection (a partition, a frozen host) is lost after 2–3 intervals.
       pingInterval: config.natsPingIntervalMs,
       maxPingOut: NATS_MAX_PINGS_OUT,
