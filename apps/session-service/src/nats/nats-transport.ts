@@ -155,6 +155,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   private ensureRetry: NodeJS.Timeout | null = null;
   /** Resolved by {@link stopDraining} with the time (ms) the shutdown waited for the orderly stop. */
   private readonly drainAbandoned = abandonment();
+  /** What {@link stopDraining} was given, once it was called (null before). */
+  private abandonedAfterMs: number | null = null;
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -484,6 +486,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.ensureRetry) clearTimeout(this.ensureRetry);
+    // Half of SHUTDOWN_TIMEOUT_MS had passed before this stop began (what stopped before it took that long: a
+    // request or a model call still running), so the orderly stop is not waited for: its line says so, not that NATS was slow.
+    const reachedBefore = this.abandonedAfterMs !== null;
     const orderly = this.stopInOrder();
     // A server that does not answer (frozen, a partition the client's pings have not noticed yet) holds the
     // orderly stop for ever: at half of SHUTDOWN_TIMEOUT_MS (stopDraining) the connection is closed without it.
@@ -491,9 +496,14 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     if (abandonedAfterMs === null) return;
     orderly.catch(() => undefined);
     if (this.nc && !this.nc.isClosed()) {
+      const why = reachedBefore
+        ? `half of SHUTDOWN_TIMEOUT_MS, ${abandonedAfterMs} ms, had passed before it could begin: a request or a model call still running held the shutdown`
+        : `none within ${abandonedAfterMs} ms, half of SHUTDOWN_TIMEOUT_MS: the NATS server does not answer, or a command being handled waits on the event store; /health said which before the stop`;
       this.logger.warn(
-        `shutting down without an orderly NATS stop (none within ${abandonedAfterMs} ms, half of SHUTDOWN_TIMEOUT_MS: the NATS server does not answer, or a command being handled waits on the event store; /health said which before the stop): the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS`,
+        `shutting down without an orderly NATS stop (${why}): the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS`,
       );
+      // The feed stops following now: the store closes next, and a read failing then is the shutdown, not a pause to log.
+      void this.feed?.stop().catch(() => undefined);
       await this.nc.close().catch(() => undefined);
     }
   }
@@ -504,6 +514,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    * half of SHUTDOWN_TIMEOUT_MS; nothing happens when the stop is done already.
    */
   stopDraining(afterMs: number): void {
+    this.abandonedAfterMs = afterMs;
     this.drainAbandoned.resolve(afterMs);
   }
 
