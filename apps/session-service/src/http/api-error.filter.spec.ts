@@ -1,4 +1,5 @@
 import { EventStoreClosedError, EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { connectFailure } from '../../../../libs/event-store/src/postgres/postgres-errors';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { CountingTimeoutError, CountingTooCostlyError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
@@ -47,6 +48,15 @@ describe('503 store_unavailable', () => {
         message: 'the event store is unavailable: PostgreSQL did not answer within 35000 ms (frozen, overloaded or cut off); nothing was written; retry later',
         mayHaveBeenWritten: false,
       },
+    });
+    // a connection closed while opened, before any answer of PostgreSQL's: DATABASE_URL names another service (newcomer ncops65 F8)
+    expect(
+      toApiError(new EventStoreUnavailableError('PostgreSQL event store: …', connectFailure(new Error('Connection terminated unexpectedly')))).body,
+    ).toEqual({
+      code: 'store_unavailable',
+      message:
+        'the event store is unavailable: the server DATABASE_URL names closed the connection before answering as PostgreSQL (another service, or a proxy without a PostgreSQL behind it; GET /health names the address); nothing was written; retry later',
+      mayHaveBeenWritten: false,
     });
     for (const connect of ['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'])
       expect(toApiError(new EventStoreUnavailableError('PostgreSQL event store: …', new Error(connect))).body.message).toBe(

@@ -20,6 +20,7 @@ import {
   EventStoreCorruptError,
   EventStoreUnavailableError,
   PostgresNoAnswerError,
+  isClosedBeforePostgresAnswer,
   isSqliteDiskFull,
   postgresCauseOf,
 } from '@lib/event-store';
@@ -163,6 +164,7 @@ const POSTGRES_CONNECT_TIMEOUT =
  * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
  * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
  * a store closed by the shutdown while the request waited for it ({@link EventStoreClosedError}) saying so;
+ * a server that closed the connection before answering as PostgreSQL ({@link isClosedBeforePostgresAnswer}: another service) saying so;
  * PostgreSQL not answering a statement within the client-side bound ({@link PostgresNoAnswerError}) or giving no
  * connection within the connect timeout (10 s) saying so; a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
  * cannot be written, {@link ReadModelsFullError}) saying so; undefined (the default) otherwise. No
@@ -173,6 +175,9 @@ export function storeUnavailableMessage(err: EventStoreUnavailableError): string
     return 'the event store is closed: the service is shutting down; nothing was written; retry on another replica or once it is back';
   if (err.cause instanceof PostgresNoAnswerError)
     return `the event store is unavailable: PostgreSQL did not answer within ${err.cause.withinMs} ms (frozen, overloaded or cut off); nothing was written; retry later`;
+  // Closed while being opened, before any answer of PostgreSQL's: the address is another service, or a proxy without a backend (newcomer ncops65 F8).
+  if (isClosedBeforePostgresAnswer(err.cause))
+    return 'the event store is unavailable: the server DATABASE_URL names closed the connection before answering as PostgreSQL (another service, or a proxy without a PostgreSQL behind it; GET /health names the address); nothing was written; retry later';
   if (err.cause instanceof Error && POSTGRES_CONNECT_TIMEOUT.test(err.cause.message))
     return 'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later';
   if (err instanceof ReadModelsFullError)
