@@ -24,7 +24,11 @@ describe('start-up summary lines', () => {
       `store: embedded SQLite ${file} (SQLITE_EVENTS_FILE); read models in ${dataDir}`,
     );
     expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://db/e' }, false))).toBe(
-      `store: PostgreSQL db/e (DATABASE_URL); read models in ${dataDir}`,
+      `store: PostgreSQL db:5432/e (DATABASE_URL); read models in ${dataDir}`,
+    );
+    // an empty port is the default port, and the line says which (newcomer ncrecheck65 F4)
+    expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://u@127.0.0.1:/db' }, false))).toBe(
+      `store: PostgreSQL 127.0.0.1:5432/db (DATABASE_URL); read models in ${dataDir}`,
     );
     // where it points, never who connects nor with what password
     const line = startupStoreLine(

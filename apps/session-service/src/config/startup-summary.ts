@@ -30,12 +30,15 @@ export function startupStoreLine(config: ServiceConfig): string {
 /**
  * Where a `DATABASE_URL` (a postgres:// URL, validated at start) points, as `host:port/database`,
  * never its user, password or options: `db.internal:5432/events`; the host is the URL's, else its
- * `host` parameter (a socket directory), else `localhost` (the driver's default); `/database` only
+ * `host` parameter (a socket directory, shown without a port), else `localhost` (the driver's default); the port
+ * always, 5432 when the URL gives none (`postgres://db:/e` too: newcomer ncrecheck65 F4); `/database` only
  * when the URL names one.
  */
 function postgresServerShown(databaseUrl: string): string {
   const url = new URL(databaseUrl);
-  const host = url.host || url.searchParams.get('host') || 'localhost';
+  const socket = url.hostname ? null : url.searchParams.get('host');
+  // the port the driver uses: the URL's, else its `port` parameter, else 5432 (none for a socket directory)
+  const host = socket ?? `${url.hostname || 'localhost'}:${url.port || url.searchParams.get('port') || '5432'}`;
   const database = url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : '';
   return database === '' ? host : `${host}/${database}`;
 }

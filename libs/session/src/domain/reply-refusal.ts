@@ -6,8 +6,8 @@ import { hasLoneSurrogate } from './openai-chat-format';
  * unusable reply "is a failure: nothing is archived …, the old summary stays"). A reply is
  * unusable when:
  * - it shows nothing: every character is white space or one that renders as nothing
- *   ({@link INVISIBLE_CHARACTER}: zero-width spaces and joiners, U+2060, U+180E, fillers such as
- *   U+3164 and U+2800; newcomer ncdesign65 F1: a reply of U+200B was stored as the summary and
+ *   ({@link INVISIBLE_ONLY}: zero-width spaces and joiners, U+2060, U+180E, fillers such as
+ *   U+3164 and U+2800, combining marks with no base character; newcomer ncdesign65 F1: a reply of U+200B was stored as the summary and
  *   the events it covered left the window for it). DESIGN §3.7: "a blank, whitespace or error reply is a failure";
  * - it is not valid Unicode: it holds a lone UTF-16 surrogate (an endpoint that cut its reply
  *   between the two halves of an emoji sends `…\ud83d`). The service refuses such text on input
@@ -22,26 +22,25 @@ import { hasLoneSurrogate } from './openai-chat-format';
  * @param text the reply as it would be stored (trimmed).
  * @param maxTextLength integer ≥ 1, characters (Unicode code points); undefined: no length bound.
  * @returns undefined when the reply is usable; else the reason, without any of the text, e.g.
- *   `blank reply: only characters that render as nothing (white space, zero-width or filler characters)`,
+ *   `blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)`,
  *   `reply is not valid Unicode: a lone UTF-16 surrogate at code unit 8` or
  *   `reply longer than the longest text an event may hold (2200000 characters, MAX_TEXT_LENGTH 1000000)`.
  */
 export function replyRefusal(text: string, maxTextLength: number | undefined): string | undefined {
-  if (INVISIBLE_ONLY.test(text)) return 'blank reply: only characters that render as nothing (white space, zero-width or filler characters)';
+  if (INVISIBLE_ONLY.test(text))
+    return 'blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)';
   if (hasLoneSurrogate(text)) return `reply is not valid Unicode: a lone UTF-16 surrogate at code unit ${loneSurrogateAt(text)}`;
   return maxTextLength === undefined ? undefined : replyLengthRefusal(text, maxTextLength);
 }
 
 /**
- * A character that renders as nothing: white space (Unicode White_Space), a default-ignorable code point
- * (Default_Ignorable_Code_Point: zero-width space and joiners, word joiner, soft hyphen, variation selectors, the
- * Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+180E), a control or format character (Cc, Cf), or the blank
- * Braille pattern U+2800.
+ * Text that shows nothing (the empty text included): white space (Unicode White_Space), default-ignorable code points
+ * (Default_Ignorable_Code_Point: zero-width space and joiners, word joiner, soft hyphen, variation selectors, the Hangul
+ * fillers U+115F, U+1160, U+3164, U+FFA0, U+180E), control and format characters (Cc, Cf), the blank Braille pattern
+ * U+2800, and combining marks (M: an accent, a vowel sign), which show only on a base character, and none is there
+ * (newcomer ncrecheck65 F1: a reply of U+0301 alone was stored as the summary).
  */
-export const INVISIBLE_CHARACTER = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800]/u;
-
-/** Text made of {@link INVISIBLE_CHARACTER}s only (the empty text included). */
-const INVISIBLE_ONLY = new RegExp(`^${INVISIBLE_CHARACTER.source}*$`, 'u');
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800\p{M}]*$/u;
 
 /** Index (UTF-16 code units) of the first lone surrogate of `text`; -1 when none. */
 function loneSurrogateAt(text: string): number {
