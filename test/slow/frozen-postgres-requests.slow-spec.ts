@@ -1,6 +1,7 @@
 /**
- * Requests on a frozen PostgreSQL are answered within a bound (pgfrozen): a throwaway cluster of its own (port
- * block 56340–56359), frozen by SIGSTOP with the service's pooled connections open (a hung host, a network
+ * Requests on a frozen PostgreSQL are answered within a bound (pgfrozen): a throwaway cluster of its own (on a
+ * free port: a fixed one, 56340, lay in the ephemeral range and was taken by a parallel test's connection in CI,
+ * stop 52), frozen by SIGSTOP with the service's pooled connections open (a hung host, a network
  * partition dropping packets), so the server never applies its own `statement_timeout`. With
  * DATABASE_STATEMENT_TIMEOUT_MS=2000 the service's client-side bound on an answer is 7 s
  * (`answerTimeoutMs`): appends (some in flight when the server froze), a read of the log and an erasure each
@@ -27,8 +28,6 @@ import { describeUnlessSkipped } from '../../libs/event-store/test/postgres-test
 
 jest.setTimeout(400_000);
 
-/** This spec's own port (its block 56340–56359, from its name's hash): never the shared server's 5432. */
-const PORT = 56340;
 const STATEMENT_TIMEOUT_MS = 2000;
 /** The service's bound on one answer with that statement timeout. */
 const ANSWER_BOUND_MS = STATEMENT_TIMEOUT_MS + ANSWER_MARGIN_MS;
@@ -85,7 +84,7 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'requests on a froze
   });
 
   it('answer 503 store_unavailable within the bound, and after SIGCONT every acknowledged id is in the log once', async () => {
-    cluster = await ThrowawayPostgres.create({ port: PORT });
+    cluster = await ThrowawayPostgres.create();
     svc = await spawnService({ dataDir, env: { DATABASE_URL: cluster.url, DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) } });
     const base = svc.url;
     const append = (session: string, client: string, n: number) => timed(base, 'POST', `/v1/sessions/${session}/events`, { events: turn(client, n) });

@@ -2,7 +2,8 @@
  * The fault tests' throwaway PostgreSQL (`test/support/throwaway-postgres.ts`) picks a free port
  * before `initdb` and binds it seconds later; another process may take it meanwhile (CI: `could not
  * bind IPv4 address "127.0.0.1": Address already in use`, failing `frozen-postgres-requests`). Such
- * a start is tried again on another port; a port the test gave is not replaced. Runtime: ~5 s.
+ * a start is tried again on another port; a port the test gave is not replaced, and the refusal carries what the
+ * server logged (pg_ctl says only "Examine the log output", and the log goes with the directory). Runtime: ~5 s.
  */
 import * as net from 'node:net';
 import { Client } from 'pg';
@@ -52,10 +53,10 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'a throwaway Postgre
     }
   });
 
-  it('does not replace a port the test gave', async () => {
+  it('does not replace a port the test gave, and says what the server logged', async () => {
     const held = await heldPort();
     try {
-      await expect(ThrowawayPostgres.create({ port: held.port })).rejects.toThrow(/could not start server/);
+      await expect(ThrowawayPostgres.create({ port: held.port })).rejects.toThrow(/could not start server[^]*server log of the failed start:[^]*Address already in use/);
     } finally {
       await held.close();
     }

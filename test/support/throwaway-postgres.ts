@@ -32,6 +32,20 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Lines of the server's log a failed start's error carries. */
+const LOG_LINES_IN_ERROR = 20;
+
+/**
+ * `err` (pg_ctl's, which says only "could not start server. Examine the log output.") with the last
+ * {@link LOG_LINES_IN_ERROR} lines the server logged during the start appended: the directory holding the log is
+ * removed with the failed cluster, so the reason would be lost otherwise (CI, stop 52).
+ */
+function withServerLog(err: unknown, serverSaid: string): Error {
+  const tail = serverSaid.trimEnd().split('\n').slice(-LOG_LINES_IN_ERROR).join('\n');
+  const message = `${err instanceof Error ? err.message : String(err)}\nserver log of the failed start:\n${tail || '(empty)'}`;
+  return Object.assign(new Error(message), { cause: err });
+}
+
 /** Tries of {@link ThrowawayPostgres.create} on free ports whose bind failed: the port was taken between its pick and the start. */
 const PORT_TRIES = 5;
 
@@ -60,7 +74,8 @@ export class ThrowawayPostgres {
    * such a start is tried again on another free port, up to {@link PORT_TRIES} times.
    * `pickPort`: how a free port is picked (default: the OS's pick of one nothing listens on; a spec
    * gives a taken one first).
-   * @throws Error (`pg_ctl`'s) when the server does not start for another reason, or on a given port.
+   * @throws Error (`pg_ctl`'s, with the server's log of the failed start appended) when the server does not start
+   *   for another reason, or on a given port.
    */
   static async create(options: { port?: number; pickPort?: () => Promise<number> } = {}): Promise<ThrowawayPostgres> {
     const pickPort = options.pickPort ?? freePort;
@@ -74,9 +89,10 @@ export class ThrowawayPostgres {
         cluster.start();
         return cluster;
       } catch (err) {
-        if (options.port !== undefined || tried >= PORT_TRIES || !cluster.serverLogSince(logged).includes('Address already in use')) {
+        const serverSaid = cluster.serverLogSince(logged);
+        if (options.port !== undefined || tried >= PORT_TRIES || !serverSaid.includes('Address already in use')) {
           fs.rmSync(dir, { recursive: true, force: true });
-          throw err;
+          throw withServerLog(err, serverSaid);
         }
         cluster.listenPort = await pickPort();
       }
