@@ -93,6 +93,13 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   compactionCommandClaimMaxWaitMs: DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS,
 };
 
+/** Why a session's auto-compaction backoff ended, by the decision that ended it (the end of its "leaves backoff" line). */
+const BACKOFF_ENDED_BECAUSE: Record<SessionDecisionRecorded['decision'], string> = {
+  compacted: 'a compaction succeeded',
+  'policy-cleared': 'its policy was removed',
+  erased: 'the session was erased',
+};
+
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
 export class AutoCompactionDeferred {
   constructor(
@@ -181,8 +188,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
    * (its failures in a row are 0 again), its policy cleared (no automatic pass to back off), the session erased.
    */
   private decisionRecorded({ tenantId, sessionId, decision }: SessionDecisionRecorded): void {
-    const why = { compacted: 'a compaction succeeded', 'policy-cleared': 'its policy was removed', erased: 'the session was erased' }[decision];
-    this.backoff.forget(sessionKey(tenantId, sessionId), tenantId, sessionId, why);
+    this.backoff.forget(sessionKey(tenantId, sessionId), tenantId, sessionId, BACKOFF_ENDED_BECAUSE[decision]);
   }
 
   /** Number of sessions with an automatic compaction in progress here (not those waiting for another replica's claim). */
@@ -295,7 +301,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     try {
       const state = await this.sessions.load(key);
       const policy = state?.policy;
-      if (!state || !policy?.strategy) return this.backoff.forget(key, tenantId, sessionId, state ? 'its policy was removed' : 'the session has no events');
+      if (!state || !policy?.strategy)
+        return this.backoff.forget(key, tenantId, sessionId, state ? BACKOFF_ENDED_BECAUSE['policy-cleared'] : 'the session has no events');
       if (!this.backoff.mayRun(key, tenantId, sessionId, state.consecutiveFailures)) return;
       const fields = [tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto'] as const;
       const command = new CompactSessionCommand(...fields);
@@ -336,7 +343,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       // The session was erased meanwhile: nothing to compact, and nothing went wrong.
       if (err instanceof SessionNotFoundError) {
         this.logger.debug(`auto-compaction skipped: ${err.message}`);
-        this.backoff.forget(key, tenantId, sessionId, 'the session was erased');
+        this.backoff.forget(key, tenantId, sessionId, BACKOFF_ENDED_BECAUSE.erased);
       } else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
     }
   }
