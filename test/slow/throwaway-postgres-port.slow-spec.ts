@@ -56,7 +56,9 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'a throwaway Postgre
   it('does not replace a port the test gave, and says what the server logged', async () => {
     const held = await heldPort();
     try {
-      await expect(ThrowawayPostgres.create({ port: held.port })).rejects.toThrow(/could not start server[^]*server log of the failed start:[^]*Address already in use/);
+      await expect(ThrowawayPostgres.create({ port: held.port })).rejects.toThrow(
+        /could not start server[^]*server log of the failed start:[^]*Address already in use/,
+      );
     } finally {
       await held.close();
     }
