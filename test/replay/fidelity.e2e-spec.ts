@@ -77,6 +77,19 @@ describe('fact extraction on a hand-written conversation', () => {
     for (const f of facts) expect(f.firstHeldIn).toBe(f.messageIndex); // the hand-written conversation states each fact before any other event holds it
   });
 
+  it('counts a notice (a system message named notice) where the words first appear, and no developer instruction (ncaudit66 F1)', () => {
+    const conversation: Record<string, unknown>[] = [
+      { role: 'developer', content: 'Users such as mia_li_3668 are premium.' },
+      { role: 'system', name: 'notice', content: 'Profile loaded for Mia.' },
+      { role: 'user', content: 'My user id is mia_li_3668.' },
+      { role: 'assistant', content: null, tool_calls: [call('c1', 'get_user_details', { user_id: 'mia_li_3668' })] },
+      { role: 'tool', tool_call_id: 'c1', content: JSON.stringify({ name: { first_name: 'Mia', last_name: 'Li' } }) },
+    ];
+    const byValue = new Map(extractFacts(conversation).map((f) => [f.value, f]));
+    expect(byValue.get('Mia')).toMatchObject({ messageIndex: 4, firstHeldIn: 1 });
+    expect(byValue.get('mia_li_3668')).toMatchObject({ messageIndex: 2, firstHeldIn: 2 });
+  });
+
   it('takes nothing from the system prompt, an assistant text, free-text arguments or keys that are not facts', () => {
     const values = facts.map((f) => f.value);
     expect(values).not.toContain('2024-05-15'); // system prompt only

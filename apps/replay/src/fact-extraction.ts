@@ -42,12 +42,21 @@ export interface Fact {
   heldIn: number[];
   /**
    * The event where the fact first appears as recall reads words: the first of {@link heldIn}
-   * after the system message (a system prompt is an instruction, not a statement of the
-   * conversation). Usually {@link messageIndex}; earlier when an earlier event holds the value's
+   * that is not an instruction ({@link isInstruction}: a system prompt is not a statement of the
+   * conversation; a notice is, as recall's first mention counts it). Usually {@link messageIndex}; earlier when an earlier event holds the value's
    * words without stating it literally (the name `Mia` in the user id `mia_li_3668`, a lower-case
    * `sofia`) or an assistant said it before any user or tool did. Recall reach asks for this event.
    */
   firstHeldIn: number;
+}
+
+/**
+ * Whether an OpenAI chat message is an instruction: a `system` or `developer` message that is not a notice
+ * (named `notice`: an injected message such as "a file arrived", a real event of the conversation, DESIGN §3.1).
+ * Recall's first mention skips instructions and summaries only.
+ */
+export function isInstruction(message: Record<string, unknown>): boolean {
+  return (message.role === 'system' || message.role === 'developer') && message.name !== 'notice';
 }
 
 /**
@@ -199,7 +208,7 @@ export function extractFacts(messages: readonly Record<string, unknown>[]): Fact
       // written 1e3) cannot be checked: skip it
       if (first === undefined) continue;
       const source: FactSource = messages[first].role === 'user' ? 'user' : messages[first].role === 'tool' ? 'tool-result' : 'tool-arguments';
-      const firstHeldIn = heldIn.find((i) => messages[i].role !== 'system') ?? first;
+      const firstHeldIn = heldIn.find((i) => !isInstruction(messages[i])) ?? first;
       facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn, heldIn, firstHeldIn });
     }
   };

@@ -1032,7 +1032,7 @@ export interface components {
                 createdAt: string;
                 eventId: string;
                 /**
-                 * @description with sessionId: the session's earliest matching event other than the system message and summaries, answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out
+                 * @description with sessionId: the session's earliest matching real event (a user, assistant or tool event or a notice; not a stored system message nor a summary), answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out
                  * @constant
                  */
                 firstMention?: true;

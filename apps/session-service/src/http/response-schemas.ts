@@ -880,7 +880,7 @@ export const RecallPageSchema = named(
           .literal(true)
           .optional()
           .describe(
-            "with sessionId: the session's earliest matching event other than the system message and summaries, answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out",
+            "with sessionId: the session's earliest matching real event (a user, assistant or tool event or a notice; not a stored system message nor a summary), answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out",
           ),
       }),
     ),

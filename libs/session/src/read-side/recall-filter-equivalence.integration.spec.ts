@@ -154,7 +154,8 @@ type Filters = Omit<RecallSearch, 'tenantId' | 'q' | 'limit' | 'cursor'>;
 /**
  * The oracle: the unfiltered hits restricted to those `filters` pass, the session's first mention
  * first when they keep it (it is the session's whatever the other filters: its earliest hit of
- * the query other than the system message and summaries).
+ * the query other than stored system messages and summaries; this corpus holds no notice, which would count:
+ * `recall-query.spec.ts` checks those).
  */
 function restricted(world: World, all: readonly RecallHit[], filters: Filters, order: RecallPage['order']): RecallHit[] {
   const hits = all.filter(

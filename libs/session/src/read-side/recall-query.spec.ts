@@ -4,6 +4,7 @@ import { RECALL_RANKED_MATCH_LIMIT, RECALL_SUBSTRING_SCAN_LIMIT, searchRecall, t
 import { encodeRecallCursor } from './recall-cursor';
 import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
 import { tenantRecallIndexTables } from './recall-index-tables';
+import type { SessionEvent } from '@lib/compaction';
 import { ReadModelStore } from './read-model-store';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
 import { projectedReadModels } from './testing/projected-read-models';
@@ -335,6 +336,53 @@ describe('recall folds compatibility forms (NFKC) in the index and the query, no
   it('keeps the stored event verbatim', () => {
     const row = store.db.prepare("SELECT data_json FROM session_log WHERE event_id = 'full'").get() as { data_json: string };
     expect(JSON.parse(row.data_json).event.text).toBe('ticket ｘｋ４２ｑ９ is open');
+  });
+});
+
+describe("recall's first mention: a notice is a real event in its place (DESIGN §3.1, §3.2; newcomer ncaudit66 F1)", () => {
+  const notice = (id: string, text: string): SessionEvent => ({ id, type: 'system', text, notice: true });
+  const log = new RecordedSessionLog();
+  log.append('n', system('sys', 'You file documents. Names such as report_2024-05-12.pdf sort by date. 鶴'));
+  log.append('n', user('hello', 'Hello there'));
+  log.append('n', notice('arrived', 'File arrived: report_2024-05-12.pdf 鶴'));
+  log.append('n', user('asked', 'Please file report_2024-05-12.pdf for me 鶴'));
+  log.append('n', assistant('filed', 'Filed report_2024-05-12.pdf 鶴'));
+  const store = projectedReadModels(log);
+  const marked = (search: Partial<Parameters<typeof searchRecall>[1]>) => {
+    const page = searchRecall(store, { tenantId: 'default', sessionId: 'n', ...search } as Parameters<typeof searchRecall>[1]);
+    return { order: page.order, hits: page.items.map((h) => [h.eventId, h.firstMention ?? false]) };
+  };
+
+  it('marks the notice that brought a fact, not the stored system message nor the later user message, in relevance order', () => {
+    const { order, hits } = marked({ q: 'report_2024-05-12.pdf' });
+    expect(order).toBe('relevance');
+    expect(hits[0]).toEqual(['arrived', true]);
+    expect(hits.filter(([, first]) => first)).toHaveLength(1);
+    expect(hits.map(([id]) => id).sort()).toEqual(['arrived', 'asked', 'filed', 'sys']);
+  });
+
+  it('marks a notice that alone holds the words', () => {
+    expect(marked({ q: 'arrived' }).hits).toEqual([['arrived', true]]);
+  });
+
+  it('marks the notice in oldest order (a substring query), after the system message it follows', () => {
+    expect(marked({ q: '鶴' })).toEqual({
+      order: 'oldest',
+      hits: [
+        ['sys', false],
+        ['arrived', true],
+        ['asked', false],
+        ['filed', false],
+      ],
+    });
+  });
+
+  it('keeps the session-wide rule under a type filter: the notice is marked among system hits, no user hit is', () => {
+    expect(marked({ q: 'report_2024-05-12.pdf', type: 'system' }).hits).toEqual([
+      ['arrived', true],
+      ['sys', false],
+    ]);
+    expect(marked({ q: 'report_2024-05-12.pdf', type: 'user' }).hits).toEqual([['asked', false]]);
   });
 });
 

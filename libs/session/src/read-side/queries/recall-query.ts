@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SessionEventType } from '@lib/compaction';
+import { isRealEvent, type SessionEventType } from '@lib/compaction';
 import { InvalidQueryError } from '../invalid-query-error';
 import { isoTimeMillis, utcExactTime, utcMillisTime } from '../../domain/utc-time-text';
 import type { ReadModelStore } from '../read-model-store';
@@ -133,6 +133,8 @@ interface HitRow {
   sessionId: string;
   eventId: string;
   type: string;
+  /** 1 when the hit is a system notice (DESIGN §3.1), else 0 (a bigint when the statement reads integers safely). */
+  notice: number | bigint;
   archived: bigint;
   archivedBy: string | null;
   createdAt: string;
@@ -412,7 +414,7 @@ function recallPage(
             branch,
             k,
           ) => `SELECT ${hitColumns(`${table}.rowid`)}, 0.0 AS rank, ${k === 0 && rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
-             WHERE ${[...branch, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+             WHERE ${[...branch, FIRST_MENTION_CANDIDATE].join(' AND ')}
              ORDER BY ${table}.rowid LIMIT 1`,
         ),
         'position',
@@ -500,10 +502,9 @@ function recallPage(
         .all(params) as HitRow[];
   }
   if (cursor === undefined && first) rows.unshift(first);
-  // In `oldest` order the first page starts at the session's first event: its first hit other
-  // than the system message or a summary is the first mention.
-  if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
-    first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
+  // In `oldest` order the first page starts at the session's first event: its first hit that is a
+  // real event (not a stored system message, not a summary) is the first mention.
+  if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined) first = rows.slice(0, limit).find(isFirstMentionCandidate);
   if (order === 'oldest' && first && narrowed && first.position !== sessionFirstMention(store, table, joined, branches(mentionConditions), params))
     first = undefined;
   const snippets = recallSnippets(store, table, match, plan, rows.slice(0, limit), cross?.positions);
@@ -626,7 +627,23 @@ const CHUNK_MASK = String((1n << RECALL_CHUNK_BITS) - 1n);
  */
 function hitColumns(chunkRow: string): string {
   return `l.position AS position, ${chunkRow} AS chunkRow, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
-             l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
+             ${NOTICE_SQL} AS notice, l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
+}
+
+/** Whether `l` (a `session_log` row) is a system notice (DESIGN §3.1): 1 for one, else 0; its JSON is read for system rows only. */
+const NOTICE_SQL = `CASE WHEN l.kind = 'system' THEN coalesce(json_extract(l.data_json, '$.event.notice') IS 1, 0) ELSE 0 END`;
+
+/**
+ * The SQL condition (over `l`, a `session_log` row) of an event that may be its session's first mention: a real
+ * event of DESIGN §3.2 (a user, assistant or tool event, or a system notice: a file arrived, a reminder), not a
+ * stored system message (the agent's instructions) nor a summary. {@link isFirstMentionCandidate} is the same
+ * rule over a hit row.
+ */
+const FIRST_MENTION_CANDIDATE = `(l.kind IN ('user', 'assistant', 'tool') OR ${NOTICE_SQL} = 1)`;
+
+/** {@link FIRST_MENTION_CANDIDATE} over a hit row: the domain's `isRealEvent` (DESIGN §3.2). */
+function isFirstMentionCandidate(row: HitRow): boolean {
+  return isRealEvent({ type: row.type, notice: row.notice === 1n || row.notice === 1 });
 }
 
 /**
@@ -826,8 +843,8 @@ function unionOf(selects: readonly string[], orderBy: string, limit: string): st
 /**
  * The position of the session's first mention: its earliest row matching the query (`branches`:
  * each a set of conditions, the match, the session, its span, no other filter; see `branches` in
- * `recallPage`) that is neither the system message nor a
- * summary; undefined when there is none.
+ * `recallPage`) that is a real event ({@link FIRST_MENTION_CANDIDATE}: not a stored system message, not a
+ * summary); undefined when there is none.
  */
 function sessionFirstMention(
   store: ReadModelStore,
@@ -841,7 +858,7 @@ function sessionFirstMention(
       unionOf(
         branches.map(
           (conditions) => `SELECT l.position AS position ${joined}
-             WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+             WHERE ${[...conditions, FIRST_MENTION_CANDIDATE].join(' AND ')}
              ORDER BY ${table}.rowid LIMIT 1`,
         ),
         'position',
