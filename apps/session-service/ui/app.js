@@ -1788,6 +1788,42 @@ function archivedByLink(compactionId, select) {
 }
 
 /**
+ * What the page calls an event's kind: its type, but `notice` for a system notice (DESIGN §3.1: a message injected into
+ * the conversation, such as "a file arrived": a real event, sent to the model in its place, never pinned). In a window,
+ * `role` tells the stored system messages apart (DESIGN §3.2): the pinned one, the latest, which the model gets first,
+ * and a superseded one, which a newer replaced: not sent, and archived by the next pass.
+ * @param {{ type?: string, notice?: boolean }} event @param {'pinned' | 'superseded'} [role]
+ * @returns {HTMLElement} the kind's `<span class="kind">`, with a tooltip saying what it means for the model
+ */
+function kindLabel(event, role) {
+  if (event.type === 'system' && event.notice === true)
+    return h('span', { class: 'kind', title: 'a notice: a message injected into the conversation, sent in its place (never pinned)' }, 'notice');
+  if (role === 'pinned') return h('span', { class: 'kind', title: 'the pinned system message: the latest, which the model gets first' }, 'system · pinned');
+  if (role === 'superseded')
+    return h(
+      'span',
+      { class: 'kind', title: 'a newer system message replaced it: not sent to the model; the next compaction archives it' },
+      'system · superseded',
+    );
+  return h('span', { class: 'kind' }, event.type ?? '');
+}
+
+/**
+ * The role of each stored system message of a window's events (DESIGN §3.2): the last one that is not a notice is
+ * pinned, the others superseded; undefined for every other event.
+ * @param {ReadonlyArray<{ type?: string, notice?: boolean }>} events
+ * @returns {Array<'pinned' | 'superseded' | undefined>} one per event, same order
+ */
+function systemRoles(events) {
+  const stored = (/** @type {{ type?: string, notice?: boolean }} */ e) => e.type === 'system' && e.notice !== true;
+  let pinned = -1;
+  events.forEach((e, i) => {
+    if (stored(e)) pinned = i;
+  });
+  return events.map((e, i) => (i === pinned ? 'pinned' : stored(e) ? 'superseded' : undefined));
+}
+
+/**
  * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision and time
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
  * `archived` and "archived by <compaction>" (a link that selects it, {@link archivedByLink}); a
@@ -1814,7 +1850,7 @@ function timelineRow(entry, byId, select) {
       'li',
       { class: entry.archived ? 'archived' : '', 'data-event': entry.eventId },
       rev,
-      h('span', { class: 'kind' }, entry.kind ?? ''),
+      kindLabel({ type: entry.kind ?? '', notice: event.notice }),
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
       entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       h('div', { class: 'preview' }, lines),
@@ -2685,12 +2721,14 @@ function contentText(content) {
  * One event of a window in the native shape (`format=events`): `<li data-event>` with its type,
  * id, revision, cost in `estimator`, when it was created (the API's `createdAt`: the client's
  * time when it sent one, else when the store recorded it), its text, tool calls or tool results;
- * a summary marked `summary` with a link to the compaction that wrote it.
+ * a summary marked `summary` with a link to the compaction that wrote it; a notice, the pinned and a superseded
+ * system message named so ({@link kindLabel}).
  * @param {Schemas['WindowEvent']} event @param {Schemas['Estimator']} estimator
  * @param {(id: string) => string} compactionHref the link that selects a compaction
+ * @param {'pinned' | 'superseded'} [role] a stored system message's role in the window ({@link systemRoles})
  * @returns {HTMLElement}
  */
-function windowEventRow(event, estimator, compactionHref) {
+function windowEventRow(event, estimator, compactionHref, role) {
   const e = /** @type {any} */ (event);
   /** @type {Array<Node | string>} */
   const body = [];
@@ -2704,7 +2742,7 @@ function windowEventRow(event, estimator, compactionHref) {
     'li',
     { class: e.type === 'summary' ? 'summary' : '', 'data-event': e.id },
     h('span', { class: 'muted' }, `#${e.revision} `),
-    h('span', { class: 'kind' }, e.type),
+    kindLabel(e, role),
     h(
       'span',
       { class: 'muted' },
@@ -2842,6 +2880,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
     const w = /** @type {any} */ (window);
     const items = format === 'openai' ? (w.messages ?? []) : (w.events ?? []);
     const what = format === 'openai' ? counted(items.length, 'OpenAI message') : `${counted(items.length, 'event')} (summaries included)`;
+    const roles = format === 'openai' ? [] : systemRoles(items);
     heading.textContent = `Window at revision ${window.revision}`;
     list.setAttribute('aria-label', `Window at revision ${window.revision}: ${format === 'openai' ? 'the OpenAI messages' : 'its events'}`);
     const inside = asked !== undefined && Number(window.revision) !== asked;
@@ -2859,7 +2898,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
       list,
       format === 'openai'
         ? items.map((/** @type {Schemas['OpenAiMessage']} */ m, /** @type {number} */ i) => openAiMessageRow(m, i))
-        : items.map((/** @type {Schemas['WindowEvent']} */ e) => windowEventRow(e, window.estimator, compactionHref)),
+        : items.map((/** @type {Schemas['WindowEvent']} */ e, /** @type {number} */ i) => windowEventRow(e, window.estimator, compactionHref, roles[i])),
     );
     if (items.length === 0) list.append(h('li', { class: 'muted' }, 'the window was empty'));
     choice.hidden = false;
