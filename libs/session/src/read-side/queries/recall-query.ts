@@ -15,6 +15,7 @@ import { RECALL_WHOLE_CLUSTERS_FUNCTION } from '../read-model-store';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
 import { firstRecallRowid, lastRecallRowid, RECALL_CHUNK_BITS, recallPositionSql } from '../recall-chunks';
 import { anyPhrase, crossRowHits, likePattern } from '../recall-cross-chunk';
+import { largeRowSnippet, RECALL_SNIPPET_WHOLE_ROW_LIMIT } from '../recall-large-row-snippet';
 
 /** Default page size of {@link searchRecall}. */
 export const DEFAULT_RECALL_LIMIT = 20;
@@ -128,8 +129,11 @@ interface HitRow {
   position: bigint;
   /** The index row (chunk, see `recall-chunks`) the hit's snippet is cut from: its best-ranked matching chunk in `relevance` order, else its first matching one. */
   chunkRow: bigint;
-  /** The row's `snippet()` as FTS5 gives it (marks `\u0001`/`\u0002`), when the query that found it took it ({@link rawSnippetSql}). */
-  rawSnippet?: string;
+  /**
+   * The row's `snippet()` as FTS5 gives it (marks `\u0001`/`\u0002`), when the query that found it took it ({@link rawSnippetSql}:
+   * {@link LONG_ROW} for a long row, whose snippet {@link largeRowSnippet} cuts); null or absent when it did not.
+   */
+  rawSnippet?: string | null;
   sessionId: string;
   eventId: string;
   type: string;
@@ -612,11 +616,15 @@ function filterFirst(
 
 /**
  * SQL of the raw snippet of the current row of `table` in a query that MATCHes it (the expression
- * {@link recallSnippets} uses, so the same text): evaluated only for the rows the query returns.
+ * {@link recallSnippets} uses, so the same text): evaluated only for the rows the query returns; NULL for a row
+ * longer than {@link RECALL_SNIPPET_WHOLE_ROW_LIMIT} (its snippet is cut from a piece of it, {@link largeRowSnippet}).
  */
 function rawSnippetSql(table: string): string {
-  return `snippet(${table}, 0, char(1), char(2), '…', 24)`;
+  return `CASE WHEN length(${table}.body) > ${RECALL_SNIPPET_WHOLE_ROW_LIMIT} THEN char(0) ELSE snippet(${table}, 0, char(1), char(2), '…', 24) END`;
 }
+
+/** What {@link rawSnippetSql} gives for a row longer than {@link RECALL_SNIPPET_WHOLE_ROW_LIMIT} (a document's NUL is indexed as U+2400: no snippet is this). */
+const LONG_ROW = '\u0000';
 
 /** Row-id bits of the chunk number (`recall-chunks`), as an SQL literal. */
 const CHUNK_MASK = String((1n << RECALL_CHUNK_BITS) - 1n);
@@ -806,9 +814,17 @@ function recallSnippets(
     // A hit across rows: its row's snippet marks every word of the query that row holds.
     const anyWord = anyPhrase(plan.phrases);
     for (const row of rows) {
-      const snippet = cross.includes(row.position)
-        ? ((one.get({ match: anyWord, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '')
-        : (row.rawSnippet ?? (one.get({ match, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '');
+      const rowMatch = cross.includes(row.position) ? anyWord : match;
+      const snippet =
+        (rowMatch === match ? row.rawSnippet : undefined) ??
+        (one.get({ match: rowMatch, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ??
+        '';
+      if (snippet === LONG_ROW) {
+        // A long row: its snippet is cut from a piece of it (FTS5's costs the square of the row's matches).
+        const text = bodyOf(row);
+        raw.set(row.position, largeRowSnippet(plan.index, text, rowMatch, plan.phrases));
+        continue;
+      }
       // FTS5 cut it (in tokens, anywhere in a cluster): the cut moves out to a cluster boundary of the row's text.
       raw.set(row.position, snippet.startsWith('…') || snippet.endsWith('…') ? snippetCutsOnClusters(snippet, bodyOf(row)) : snippet);
     }

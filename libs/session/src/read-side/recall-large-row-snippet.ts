@@ -1,0 +1,118 @@
+import Database from 'better-sqlite3';
+import { recallTableDdl, type RecallIndexKind } from './recall-index-tables';
+import { snippetCutsOnClusters } from './recall-snippet-clusters';
+
+/**
+ * Longest index row text, in UTF-16 code units, whose snippet FTS5's `snippet()` cuts from the whole row. FTS5 scores a
+ * snippet window at each instance of the query's phrases against every other instance, so its cost grows with the square of
+ * the instances in the row (measured on the 2-core machine: 16,384 code units of `lorem ipsum dolor sit amet` repeated took 3.8
+ * ms for `lorem` and 33 ms for `ipsum dolor sit`; a 262,144-unit row 4.6 s, and a page of such hits held the event loop for
+ * minutes: newcomer ncapi66 F1). At this length a row of one-letter words and a 26-word query costs ~16 ms.
+ */
+export const RECALL_SNIPPET_WHOLE_ROW_LIMIT = 2048;
+
+/** Code units of each piece a longer row's snippet is cut from ({@link largeRowSnippet}). */
+const PIECE_LENGTH = RECALL_SNIPPET_WHOLE_ROW_LIMIT;
+
+/** Code units two consecutive pieces share at least: a query word (at most 1,000 characters) near a piece's end is whole in the next. */
+const PIECE_OVERLAP = 1024;
+
+/** Pieces a snippet is tried in (the best by {@link looseWordsIn} first) before the row's start is shown unmarked. */
+const PIECES_TRIED = 3;
+
+/** Scratch FTS5 tables, one per index kind, in a connection of their own (in memory): a piece is indexed there to cut its snippet. */
+let scratch: { db: Database.Database; tables: Map<RecallIndexKind, string> } | undefined;
+
+/**
+ * The snippet (FTS5's form: marks `\u0001`/`\u0002`, a cut end `…`) of an index row text `body` longer than
+ * {@link RECALL_SNIPPET_WHOLE_ROW_LIMIT}, cut by FTS5's `snippet()` (24 tokens, the same arguments as for a short row) from one
+ * piece of it ({@link PIECE_LENGTH} code units, consecutive pieces overlapping by {@link PIECE_OVERLAP}) instead of the whole
+ * row, so its cost is bounded whatever the row holds: the earliest piece holding the most of the query's words
+ * (`phrases`, the plan's quoted phrases; a loose test, see {@link looseWordsIn}), indexed in a scratch table with the
+ * index's tokenizer (`kind`) and matched with `match` (the query's MATCH expression, or any of its phrases when the whole
+ * query is not in the piece). The cut moves out to the piece's grapheme cluster boundaries ({@link snippetCutsOnClusters}),
+ * and a piece that does not start (end) the row gets the `…` there. When no tried piece matches (the words are in the row
+ * only across the tokenizer's folding the loose test does not see), the row's first piece is shown unmarked, cut with `…`.
+ * Cost: a linear scan of the row's pieces until one holds every word, then at most {@link PIECES_TRIED} snippets of a piece.
+ */
+export function largeRowSnippet(kind: RecallIndexKind, body: string, match: string, phrases: readonly string[]): string {
+  const words = phrases.map((phrase) => looseText(phrase.slice(1, -1).replace(/""/g, '"'))).filter((word) => word.trim() !== '');
+  const pieces = piecesOf(body);
+  const scored: Array<{ start: number; end: number; held: number }> = [];
+  for (const [start, end] of pieces) {
+    const loose = looseText(body.slice(start, end));
+    const held = words.filter((word) => loose.includes(word)).length;
+    scored.push({ start, end, held });
+    if (held === words.length) break;
+  }
+  const tried = scored
+    .filter((piece) => piece.held > 0)
+    .sort((a, b) => b.held - a.held || a.start - b.start)
+    .slice(0, PIECES_TRIED);
+  for (const { start, end } of tried) {
+    const piece = body.slice(start, end);
+    const snippet = pieceSnippet(kind, piece, match) ?? pieceSnippet(kind, piece, phrases.join(' OR '));
+    if (snippet === undefined) continue;
+    const cut = snippetCutsOnClusters(snippet, piece);
+    return `${start > 0 && !cut.startsWith('…') ? '…' : ''}${cut}${end < body.length && !cut.endsWith('…') ? '…' : ''}`;
+  }
+  const [, firstEnd] = pieces[0];
+  return `${body.slice(0, Math.min(firstEnd, 200))}…`;
+}
+
+/** FTS5's snippet of `piece` for `match` in the scratch table of `kind`; undefined when the piece does not match. */
+function pieceSnippet(kind: RecallIndexKind, piece: string, match: string): string | undefined {
+  scratch ??= { db: new Database(':memory:'), tables: new Map() };
+  let table = scratch.tables.get(kind);
+  if (table === undefined) {
+    table = `snippet_${kind}`;
+    scratch.db.exec(recallTableDdl(kind, table));
+    scratch.tables.set(kind, table);
+  }
+  const { db } = scratch;
+  db.prepare(`INSERT INTO ${table} (rowid, body) VALUES (1, ?)`).run(piece);
+  try {
+    const row = db
+      .prepare(`SELECT snippet(${table}, 0, char(1), char(2), '…', 24) AS snippet FROM ${table} WHERE ${table} MATCH ? AND rowid = 1`)
+      .get(match) as { snippet: string } | undefined;
+    return row?.snippet;
+  } finally {
+    db.prepare(`DELETE FROM ${table} WHERE rowid = 1`).run();
+  }
+}
+
+/** `[start, end)` of each piece of `text`: {@link PIECE_LENGTH} code units, the next starting {@link PIECE_OVERLAP} before the end, cuts moved back to a white space when there is one nearby (not inside a surrogate pair). */
+function piecesOf(text: string): Array<[number, number]> {
+  const pieces: Array<[number, number]> = [];
+  let start = 0;
+  for (;;) {
+    if (text.length - start <= PIECE_LENGTH) {
+      pieces.push([start, text.length]);
+      return pieces;
+    }
+    const end = cutBefore(text, start + PIECE_LENGTH, start + PIECE_LENGTH - PIECE_OVERLAP / 4);
+    pieces.push([start, end]);
+    start = cutBefore(text, end - PIECE_OVERLAP, end - PIECE_OVERLAP - PIECE_OVERLAP / 4);
+  }
+}
+
+/** The last index at or before `at` and after `floor` just past a white space, else `at` (moved off a low surrogate). */
+function cutBefore(text: string, at: number, floor: number): number {
+  for (let i = at; i > floor; i--) if (/\s/.test(text[i - 1])) return i;
+  const code = text.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff ? at - 1 : at;
+}
+
+/**
+ * A loose form of `text` for telling which piece may hold a word: canonical decomposition, without combining marks, lower case,
+ * each run of other characters than letters, numbers and private-use ones one space. A word the tokenizer finds in a text
+ * (case and Latin diacritics folded, separators between a phrase's tokens) is in the loose form of the text as the loose
+ * form of the word; the converse need not hold (the snippet's own match decides).
+ */
+function looseText(text: string): string {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\p{Co}]+/gu, ' ');
+}
