@@ -8,7 +8,8 @@
  * body arrives), or the `AbortSignal`'s reason. Query parameters are written by
  * {@link serializeQuery}: a time (`from`, `to`, `updatedSince`, `updatedBefore`, `atTime`) may be a
  * `Date`, sent as ISO-8601 UTC; an optional one may be `undefined` or `null` (left out). An optional
- * request body field, at any depth, may be `undefined` (sent absent, {@link ClientPaths}).
+ * request body field, at any depth, may be `undefined` (sent absent, {@link ClientPaths}). A path
+ * parameter is sent as one path segment or refused before sending ({@link pathParameterText}).
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
@@ -137,6 +138,9 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, `TypeError:
  * terminated` (cause `UND_ERR_SOCKET`) when it breaks while the answer's body arrives, or an
  * abort's reason. An optional request body field given `undefined` is left out ({@link ClientPaths}).
+ * A path parameter that is missing, empty, `.` or `..` (which the URL would not carry as one
+ * segment: `/v1/sessions/./window` is `/v1/sessions/window`) throws a TypeError naming it before
+ * anything is sent, for every method and route ({@link pathParameterText}).
  * @example
  * const client = createSessionServiceClient('http://localhost:3000', { apiKey: process.env.API_KEY });
  * const { data, error } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's1' } } });
@@ -144,6 +148,25 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
 export function createSessionServiceClient(baseUrl: string, options: SessionServiceClientOptions = {}): SessionServiceClient {
   const { apiKey, headers, querySerializer = serializeQuery, ...rest } = options;
   const client = createClient<ClientPaths>({ ...rest, querySerializer, baseUrl: baseUrl.replace(/\/+$/, ''), headers: clientHeaders(headers, apiKey) });
+  // Every call checks its path parameters before anything is sent ({@link checkPathParameters}): a refusal rejects it.
+  type Init = { params?: { path?: unknown } } | undefined;
+  const checkedSend = (path: string, init: Init, send: () => Promise<unknown>): Promise<unknown> => {
+    try {
+      checkPathParameters(path, init?.params?.path);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return send();
+  };
+  const methodNames = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
+  const methods = client as unknown as Record<(typeof methodNames)[number], (path: string, init?: Init) => Promise<unknown>>;
+  for (const method of methodNames) {
+    const send = methods[method];
+    methods[method] = (path, init) => checkedSend(path, init, () => send(path, init));
+  }
+  const request = client.request as unknown as (method: string, path: string, init?: Init) => Promise<unknown>;
+  client.request = ((method: string, path: string, init?: Init) =>
+    checkedSend(path, init, () => request(method, path, init))) as SessionServiceClient['request'];
   const get = client.GET;
   // A text answer is read as text unless the call says how ({@link TEXT_ANSWER_PATHS}); openapi-fetch reads every answer as JSON.
   client.GET = ((path: string, init?: { parseAs?: string }) =>
@@ -152,6 +175,52 @@ export function createSessionServiceClient(baseUrl: string, options: SessionServ
       (TEXT_ANSWER_PATHS as readonly string[]).includes(path) && init?.parseAs === undefined ? { ...init, parseAs: 'text' } : init,
     )) as SessionServiceClient['GET'];
   return client;
+}
+
+/**
+ * The text a path parameter's value is sent as (percent-encoded by openapi-fetch,
+ * `encodeURIComponent`: `/` as `%2F`, `%` as `%25`, a space as `%20`, other Unicode as its UTF-8
+ * bytes), so that the service reads it back as the same id in one path segment: a string as it is,
+ * a number, bigint or boolean as `String(value)`. @throws TypeError naming the parameter, with what
+ * to fix, for a value the URL would not carry so (newcomer ncapi66 F3): missing (`undefined`,
+ * `null`), empty (`/v1/sessions//window` is no route), `.` or `..` (the URL parser resolves such a
+ * segment away: `/v1/sessions/./window` is `/v1/sessions/window`, session "window"'s summary; the
+ * service refuses them as ids, README "Session ids"), text with a lone UTF-16 surrogate (not
+ * Unicode, no UTF-8 bytes), and any other value (an array or object would be sent joined by commas).
+ */
+export function pathParameterText(name: string, value: unknown): string {
+  const refuse = (why: string) => new TypeError(`path parameter "${name}": ${why}`);
+  if (value === undefined || value === null) throw refuse(`is ${String(value)}; pass the id (a session id, a compaction id, …) of the path`);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value !== 'string') {
+    const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+    throw refuse(`${kind} cannot be sent; pass one id as a string`);
+  }
+  if (value === '')
+    throw refuse(
+      'is empty: the path would have an empty segment (//) and reach no route; pass the id (a session id is 1 to 128 characters, README "Session ids")',
+    );
+  if (value === '.' || value === '..')
+    throw refuse(
+      `"${value}" cannot be sent: URLs resolve a "${value}" path segment away (/v1/sessions/${value}/window would be read as ${value === '.' ? '/v1/sessions/window' : '/v1/window'}, another route or session), and the service refuses "." and ".." as session ids (README "Session ids"); use another id`,
+    );
+  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value))
+    throw refuse('contains a lone UTF-16 surrogate, which a URL cannot carry (it is not Unicode text); pass valid Unicode');
+  return value;
+}
+
+/**
+ * Checks the value of every path parameter `path` names (`{sessionId}`, `{compactionId}`) in
+ * `pathParams` with {@link pathParameterText}; the client does so for every call of every method
+ * before anything is sent (a refusal rejects the call). @throws TypeError naming the parameter.
+ */
+export function checkPathParameters(path: string, pathParams: unknown): void {
+  const given = pathParams !== null && typeof pathParams === 'object' ? (pathParams as Record<string, unknown>) : {};
+  // openapi-fetch's template forms: {name}, and {name*}, {.name}, {;name} (none in this API)
+  for (const [placeholder] of path.matchAll(/\{[^{}]+\}/g)) {
+    const key = placeholder.slice(1, -1).replace(/^[.;]|\*$/g, '');
+    pathParameterText(key, Object.prototype.hasOwnProperty.call(given, key) ? given[key] : undefined);
+  }
 }
 
 /** The paths whose 200 answer to GET is text (`text/plain` in the generated types), not JSON. */
