@@ -3029,15 +3029,19 @@ function hitTime(hit, known) {
     : ['recorded ', timeOf(hit.createdAt, 'recorded (the client gave no createdAt)', 'when recorded')];
 }
 
+/** A compaction's summary id (`summaryIdFor`): `summary-<compaction id>[-<n>]`, the compaction id captured. */
+const SUMMARY_ID = /^summary-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-[1-9][0-9]*)?$/i;
+
 /**
  * A summary hit's link to the compaction that wrote it (`written by <short id>`, its details in
  * the hit's session): the compaction the session page's log names, else the one its id names (a
- * summary's id is `summary-<compaction id>`); null for other hits.
+ * summary's id is `summary-<compaction id>`, or `summary-<compaction id>-<n>` when an event of the
+ * session had that id: `summaryIdFor`); null for other hits.
  * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
  */
 function hitWriter(hit, known) {
   if (hit.type !== 'summary') return null;
-  const id = known?.(hit.eventId)?.compactionId ?? (hit.eventId.startsWith('summary-') ? hit.eventId.slice('summary-'.length) : undefined);
+  const id = known?.(hit.eventId)?.compactionId ?? SUMMARY_ID.exec(hit.eventId)?.[1]?.toLowerCase();
   if (!id) return null;
   return h(
     'a',

@@ -24,6 +24,7 @@ export * from './strategies/token-count';
 export * from './strategies/recursive-summarization';
 export * from './strategies/rolling-summary';
 export * from './planner';
+export * from './summary-id';
 export * from './summarizer-prompt';
 export * from './summary-chunks';
 export * from './summary-budget';

@@ -42,7 +42,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { commandCompactionIds, compactionIdFor, decisionEventIds, summaryIdFor } from '../domain/session-ids';
+import { commandCompactionIds, compactionIdFor, decisionEventIds, summaryIdOn } from '../domain/session-ids';
 import { costedWindow, evolveSessionWindow, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
@@ -385,6 +385,7 @@ export function compactionToReplay(state: SessionWindowState, paramsKey: string,
  * its decision records it (`plan.outcome` `noop`, no summarizer call); so is the `noop` of a pass
  * that discarded summarizer replies (`discarded`: their usage, from the handler's ledger;
  * {@link recordsSpentNoop}), whose decision records those calls as its `summarizer`.
+ * The dry run's would-be summary takes no id `state` knows (`summaryIdOn`), as the pass's does.
  * @throws SessionNotFoundError when the session has no events.
  */
 export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null, discarded?: SummarizerUsage): CompactionStep {
@@ -399,7 +400,7 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
   }
   if (command.dryRun) {
     const estimator = getEstimator(command.estimator);
-    const pending = { reply: { text: '(summary pending)' }, summaryId: summaryIdFor(compactionId), estimator };
+    const pending = { reply: { text: '(summary pending)' }, summaryId: summaryIdOn(compactionId, state), estimator };
     const result = completePlan(plan, plan.summaryRequest ? pending : { estimator });
     return { kind: 'conclude', conclusion: { kind: 'dry-run', plan, result, state } };
   }
@@ -416,7 +417,10 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
  * is one `CompactionCompleted` with outcome `noop` and its reason. The last event carries the
  * session snapshot of the state after the pass and, with a trigger, whether it still fires
  * (DESIGN §3.5). Event ids derive from the compaction id, so a decision appended twice is one.
- * Its `summarizer` (when the pass called one) sums the reply's usage and `context.discarded` (a
+ * The summary's id is `summaryIdOn(compactionId, state)`: `summary-<compactionId>`
+ * unless an event the state holds has it, else the first free `summary-<compactionId>-<n>` (n ≥ 2);
+ * derived on `state`, so a pass rebased onto a state where a client appended that id meanwhile
+ * takes the next free one. Its `summarizer` (when the pass called one) sums the reply's usage and `context.discarded` (a
  * noop's is `context.discarded` alone).
  */
 export function decideCompaction(
@@ -435,7 +439,9 @@ export function decideCompaction(
       : { failure: summary.reason, ...(summary.failureKind !== undefined ? { failureKind: summary.failureKind } : {}) }
     : undefined;
   const estimator = getEstimator(command.estimator);
-  const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId: summaryIdFor(compactionId), estimator } : { estimator });
+  // the summary's id on the state decided on (a rebase's too): never an id an event of the session already has
+  const summaryId = plan.summaryRequest ? summaryIdOn(compactionId, state) : undefined;
+  const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId, estimator } : { estimator });
   const summarizer = decisionSummarizer(context.summarizer, summary && usageOf(summary), context.discarded);
   const now = context.now.toISOString();
   // from the pass's start to its decision, whichever it is: a failure's time is known as well as a success's

@@ -14,7 +14,9 @@
  * of an event an earlier build wrote (`storedRowOf`), and matched by {@link isStoredEventOf}.
  */
 import { randomUUID } from 'node:crypto';
+import { summaryIdFor } from '@lib/compaction';
 import { deterministicEventIdForms, type RecordedEvent } from '@lib/event-store';
+import type { SessionWindowState } from './session-window';
 
 /** UUID namespace name for session event ids. */
 const EVENT_NAMESPACE = 'session-memory-compaction/event';
@@ -107,9 +109,21 @@ export function commandCompactionIds(sessionId: string, incarnation: bigint, com
   return sessionScopedIds(sessionId, incarnation, `command\u0000${commandId}`);
 }
 
-/** Id of the summary written by a compaction. */
-export function summaryIdFor(compactionId: string): string {
-  return `summary-${compactionId}`;
+/**
+ * Id of the summary written by compaction `compactionId` on `state`: the one rule of
+ * `summaryIdFor` (@lib/compaction): `summary-<compactionId>`, unless an event the state holds
+ * already has that id, else the first free of `summary-<compactionId>-2`, `-3`, … (a client may
+ * append any id, that one included: newcomer ncapi66 F2, where the planner then refused the plan
+ * and every pass answered 500). Taken are the ids `state` knows: its active window, summaries
+ * included, and `revisionsById` (every event folded since its last decision), the ids a plan on it
+ * may not repeat. The state is a function of the log, so the id is the same on any replica, on a
+ * retry, and on a rebase onto a newer state (which re-derives it there: an event appended meanwhile
+ * with the id moves the summary to the next free one). An event archived before the state's last
+ * decision is not looked for (that would read the log back to its start at every pass): a summary
+ * may take the id of such an event, as it could before. Pure.
+ */
+export function summaryIdOn(compactionId: string, state: Pick<SessionWindowState, 'active' | 'revisionsById'>): string {
+  return summaryIdFor(compactionId, { has: (id) => state.active.has(id) || state.revisionsById.has(id) });
 }
 
 /** A fresh client id for an event the client sent without one. */

@@ -132,7 +132,7 @@ export interface SummarizerIdentity {
 /** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */
 export interface SummaryInsertedData {
   compactionId: string;
-  /** Id of the new summary event (service-assigned, `summary-<compactionId>`). */
+  /** Id of the new summary event (service-assigned, `summaryIdOn`: `summary-<compactionId>`, or `summary-<compactionId>-<n>` (n ≥ 2) when an event of the session had that id). */
   summaryId: string;
   shadowPrompt: string;
   text: string;
