@@ -168,6 +168,8 @@ describe('request schemas in the OpenAPI document refuse what the service refuse
     { name: 'an assistant refusal ""', ...events({ type: 'assistant', text: 'x', refusal: '' }), answer: invalid },
     { name: 'a tool call name ""', ...events({ type: 'assistant', text: 'x', toolCalls: [{ id: 'c', name: '', arguments: '{}' }] }), answer: invalid },
     { name: 'a summary text ""', ...events({ type: 'summary', shadowPrompt: 'Summary:', text: '' }), answer: invalid },
+    // ncapi66 F5: it was rendered as an empty user message, which /messages refuses
+    { name: 'a summary shadowPrompt ""', ...events({ type: 'summary', shadowPrompt: '', text: 'Earlier: a recap.' }), answer: invalid },
     { name: 'a createdAt in year 0000 once in UTC', ...events({ type: 'user', text: 'x', createdAt: '0000-12-31T23:59:59-00:00' }), answer: invalid },
     {
       name: 'an expectedRevision of 2^63',

@@ -287,6 +287,16 @@ const CASES: BadRequest[] = [
     mentions: /events\[0\]\.text.*empty/,
   },
   {
+    // newcomer ncapi66 F5: the OpenAI window rendered it as {"role":"user","content":""}, which /messages refuses
+    name: 'empty summary shadow prompt',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ id: 'x1', type: 'summary', shadowPrompt: '', text: 'Earlier: a recap.' }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.shadowPrompt: must be a non-empty string: a summary is shown to the model as this user message/,
+  },
+  {
     name: 'empty assistant text and no tool calls',
     method: 'post',
     path: `${S}/events`,

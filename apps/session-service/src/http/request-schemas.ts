@@ -747,7 +747,12 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: overLimitMessage('must hold at most', { max: MAX_RESPONSES_PER_EVENT, unit: 'responses', remedy: 'send more in further tool events' }),
     });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
-  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: summaryText });
+  // A summary is shown to a model as its shadow prompt's user message, then its text (DESIGN §3.1): an empty prompt would be
+  // an empty user message, which `/messages` refuses and providers may too (newcomer ncapi66 F5).
+  const shadowPrompt = nonEmpty(
+    'must be a non-empty string: a summary is shown to the model as this user message, then its text (DESIGN §3.1), and a user message needs text',
+  );
+  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
     // A non-object (null, a string, an array) has no type to be wrong: say what an event is.
     error: (iss) =>
