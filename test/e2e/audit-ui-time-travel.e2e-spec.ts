@@ -7,7 +7,9 @@
  * before unmarked; a time the service refuses with advice on what to fix (its `dateTimeFix`: a day
  * its month lacks, with or without an offset) shows that advice, its `%2B` written `+` as typed in
  * the box; an event written after the page was read marks no row: the status says so and
- * its "read again and go to it" reads the page again, marking that event's row. Runs in a few seconds.
+ * its "read again and go to it" reads the page again, marking that event's row. A notice reads `notice`, and the
+ * window at a revision names the stored system messages `system · pinned` and `system · superseded` (ncaudit66 F2).
+ * Runs in a few seconds.
  */
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
@@ -170,5 +172,61 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     expect(await page.locator('#timeline li.target').count()).toBe(1);
     expect(await page.locator('#timeline-time-status').innerText()).toBe(shown);
     expect(await page.locator('#as-of').innerText()).toContain(`As of revision ${late.revision},`);
+  });
+
+  // newcomer ncaudit66 F2: a notice, the pinned and a superseded system message all read "system"
+  describe('notices, the pinned and the superseded system message', () => {
+    const kindsSession = 'ui-system-kinds';
+    /** The kind each row of `list` shows, by its event id, as written (the page shows it in capitals), and its tooltip. */
+    const kinds = (list: string) =>
+      page.$$eval(`${list} li[data-event]`, (rows) =>
+        rows.map((row) => [
+          row.getAttribute('data-event'),
+          row.querySelector('.kind')?.textContent ?? null,
+          row.querySelector('.kind')?.getAttribute('title') ?? null,
+        ]),
+      );
+
+    itInPage('labels the notice on the timeline, and nothing else differently', async () => {
+      const events = [
+        { id: 'prompt-old', type: 'system' as const, text: 'You are a filing assistant.' },
+        { id: 'hello', type: 'user' as const, text: 'Hello' },
+        { id: 'arrived', type: 'system' as const, text: 'File arrived: report.pdf', notice: true },
+        { id: 'prompt-new', type: 'system' as const, text: 'You are a careful filing assistant.' },
+        { id: 'asked', type: 'user' as const, text: 'File it please' },
+      ];
+      const { response } = await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: kindsSession } }, body: { events } });
+      expect(response.status).toBe(201);
+      await page.goto(`${harness.baseUrl}/ui#/s/${kindsSession}`);
+      await page.locator('#timeline li[data-event="asked"]').waitFor();
+      const rows = new Map((await kinds('#timeline')).map(([id, kind]) => [id, kind]));
+      expect(Object.fromEntries(rows)).toEqual({ 'prompt-old': 'system', hello: 'user', arrived: 'notice', 'prompt-new': 'system', asked: 'user' });
+    });
+
+    itInPage('names the pinned and the superseded system message and the notice in the window at a revision, as the model gets them', async () => {
+      await page.locator('#timeline-goto input[name=revision]').fill('4');
+      await page.locator('#timeline-goto button[type=submit]').click();
+      await page.locator('#window-at-heading', { hasText: 'Window at revision 4' }).waitFor();
+      await page.locator('#window-at-list li[data-event="asked"]').waitFor();
+      const rows = await kinds('#window-at-list');
+      expect(rows.map(([id, kind]) => [id, kind])).toEqual([
+        ['prompt-old', 'system · superseded'],
+        ['hello', 'user'],
+        ['arrived', 'notice'],
+        ['prompt-new', 'system · pinned'],
+        ['asked', 'user'],
+      ]);
+      expect(rows[0][2]).toMatch(/not sent to the model/);
+      expect(rows[3][2]).toMatch(/the model gets first/);
+      // The service's OpenAI rendering of the same window agrees: the pinned message first, the superseded one not sent.
+      const { data } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: kindsSession }, query: { format: 'openai' } } });
+      const messages = (data as { messages: Array<{ role: string; content: unknown; name?: string }> }).messages;
+      expect(messages.map((m) => [m.role, m.content, m.name])).toEqual([
+        ['system', 'You are a careful filing assistant.', undefined],
+        ['user', 'Hello', undefined],
+        ['system', 'File arrived: report.pdf', 'notice'],
+        ['user', 'File it please', undefined],
+      ]);
+    });
   });
 });
