@@ -56,4 +56,41 @@ describeWithNats('NATS life at arrival')('a NATS append is written in the life i
     const log = await harness.http().get('/v1/sessions/q1/events').expect(200);
     expect((log.body.events as { eventId?: string }[]).map((e) => e.eventId)).toEqual(['new']);
   });
+
+  it('refuses, or drops unanswered, every append the command stream stored before an erasure, also those received after it (newcomer ncnats66 F1)', async () => {
+    await harness.http().post('/v1/sessions/q2/events').send(user('old2')).expect(201);
+    const store = harness.service.app.get<EventStore>(COMMAND_EVENT_STORE);
+    // The first NATS append's write is held: the backlog behind it waits, part received by the replica, the rest in the stream.
+    const held = holdAppends(store, (stream) => stream.endsWith('q2'), { firstOnly: true });
+    const backlog = Array.from({ length: 40 }, (_, i) => `b${i}`);
+    try {
+      for (const id of backlog) await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'q2', 'append'), user(id), { msgId: `q2-${id}` });
+      await held.reached;
+      await harness.http().delete('/v1/sessions/q2').expect(200);
+      // Commands published after the erasure are of the new life.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'q2', 'append'), user('after'), { msgId: 'q2-after' });
+      held.open();
+    } finally {
+      held.open();
+    }
+    await eventually(
+      async () => ((await harness.http().get('/v1/sessions/q2/events')).body.events ?? []).some((e: { eventId?: string }) => e.eventId === 'after'),
+      30_000,
+      'the command published after the erasure written',
+    );
+    // Every backlog command is answered 409 session_erased or was removed from the stream unanswered: none is in the new life.
+    await eventually(
+      async () => (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending === 0,
+      30_000,
+      'the backlog handled',
+    );
+    const log = await harness.http().get('/v1/sessions/q2/events').expect(200);
+    expect((log.body.events as { eventId?: string }[]).map((e) => e.eventId)).toEqual(['after']);
+    const answers = await readStream(nats.client, names.resultStream, `${prefix}.results.default.q2`, (got) =>
+      got.some((a) => a.headers['Command-Id'] === 'q2-after'),
+    );
+    const backlogAnswers = answers.filter((a) => a.headers['Command-Id'] !== 'q2-after');
+    expect(backlogAnswers.filter((a) => a.body.code !== 'session_erased')).toEqual([]);
+  });
 });

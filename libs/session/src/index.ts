@@ -39,6 +39,7 @@ export * from './write-side/appended-events-observer';
 export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/life-at-arrival';
+export * from './write-side/life-when-stored';
 export * from './write-side/erase-session';
 export * from './write-side/writes-while-read-models-full';
 export * from './write-side/writes-while-read-models-off-log';

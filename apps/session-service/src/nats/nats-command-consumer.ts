@@ -557,7 +557,8 @@ export class NatsCommandConsumer {
     const key = sessionOf(m);
     this.queued++;
     // Its session's life as it arrives here, before it waits behind the session's earlier commands (checkWriteAdmission's rule 3).
-    const life = this.executor.readLifeOnReceipt?.(m.subject);
+    // The life as of when the command stream stored it, too: a command queued before an erasure is of the life it closed (ncnats66 F1).
+    const life = this.executor.readLifeOnReceipt?.(m.subject, Math.floor(m.info.timestampNanos / 1e6));
     if (life) {
       this.livesOnReceipt.set(m, life);
       // A read the store failed (e.g. a lock past its statement timeout) fails that attempt; the next one reads the life itself.

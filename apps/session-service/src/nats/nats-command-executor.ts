@@ -16,7 +16,9 @@ import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
 import {
   isStoredEventOf,
+  LatestErasureTimes,
   readSessionLife,
+  readSessionLifeWhenStored,
   sessionKey,
   sessionStream,
   watchDecisions,
@@ -131,6 +133,8 @@ const STATUS_OF: Record<CommandKind, number> = { append: 201, messages: 201, com
 /** See the module doc. */
 export class NatsCommandExecutor {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+  /** The time of each commanded session's latest erasure, per life ({@link readLifeOnReceipt}). */
+  private readonly erasureTimes = new LatestErasureTimes();
 
   constructor(
     private readonly commandBus: CommandBus,
@@ -269,15 +273,22 @@ export class NatsCommandExecutor {
    * Starts reading the life (stream incarnation) of the session `subject` names, as this replica
    * receives the command, before it queues behind the session's earlier commands: an append or a
    * policy published before an erasure and received before it landed is refused 409
-   * `session_erased`, never written in the session's next life. Undefined for a subject naming no
+   * `session_erased`, never written in the session's next life. With `storedAtMs` (when the command
+   * stream stored it, ms since the epoch, the nats-server's clock), one stored at or before the
+   * session's latest erasure and received after it is refused so too ({@link readSessionLifeWhenStored}:
+   * a backlog queued before an erasure went to the next life, newcomer ncnats66 F1). Undefined for a subject naming no
    * session of a tenant served here (its command is refused anyway). The promise's rejection (the
    * store's error) is raised by the handler that awaits it.
    */
-  readLifeOnReceipt(subject: string): Promise<bigint> | undefined {
+  readLifeOnReceipt(subject: string, storedAtMs?: number): Promise<bigint> | undefined {
     const address = parseCommandSubject(this.options.prefix, subject);
     if (!address || !this.options.tenants.has(address.tenant)) return undefined;
     if (address.kind !== 'append' && address.kind !== 'messages' && address.kind !== 'policy') return undefined;
-    const life = readSessionLife(this.options.commandStore ?? this.store, address.tenant, address.sessionId);
+    const store = this.options.commandStore ?? this.store;
+    const life =
+      storedAtMs === undefined
+        ? readSessionLife(store, address.tenant, address.sessionId)
+        : readSessionLifeWhenStored(store, this.erasureTimes, address.tenant, address.sessionId, storedAtMs);
     life.catch(() => undefined);
     return life;
   }
