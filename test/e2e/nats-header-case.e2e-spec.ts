@@ -85,4 +85,33 @@ describeWithNats('NATS header case')('the headers a command is read by, in any l
     expect(lines.filter((l) => l.includes('invalid_reply_to') && l.includes('"empty-c1"'))).toHaveLength(1);
     expect(lines.filter((l) => l.includes('invalid_command_id') && l.includes('lowid'))).toHaveLength(1);
   });
+
+  it('a Nats-Msg-Id that would give an event sent without an id an invalid id is refused invalid_command_id, on append and messages alike (ncnats66 F2)', async () => {
+    const zeroWidth = 'zw\u200bid';
+    for (const [session, kind, body] of [
+      ['zw-append', 'append', { events: [{ type: 'user', text: 'hi' }] }],
+      ['zw-messages', 'messages', { messages: [{ role: 'user', content: 'hi' }] }],
+    ] as const) {
+      const h = headers();
+      h.append('Nats-Msg-Id', `${zeroWidth}-${kind}`);
+      await nats.client.js.publish(commandSubject(prefix, 'default', session, kind), JSON.stringify(body), { headers: h });
+      const [answer] = await readStream(nats.client, names.resultStream, resultSubject(prefix, 'default', session), 1);
+      expect(answer).toMatchObject({
+        headers: { Status: '400' },
+        body: { code: 'invalid_command_id', message: expect.stringContaining('an event sent without an id takes "<Nats-Msg-Id>:<n>" as its id') },
+      });
+      expect(answer.body.message).toContain('U+200B');
+      expect(await windowIds(session)).toEqual([]);
+    }
+    // An event with its own id does not take the command's: the same header is fine then.
+    const h = headers();
+    h.append('Nats-Msg-Id', `${zeroWidth}-own`);
+    await nats.client.js.publish(
+      commandSubject(prefix, 'default', 'zw-own', 'append'),
+      JSON.stringify({ events: [{ id: 'own-1', type: 'user', text: 'hi' }] }),
+      { headers: h },
+    );
+    const [own] = await readStream(nats.client, names.resultStream, resultSubject(prefix, 'default', 'zw-own'), 1);
+    expect(own.headers.Status).toBe('201');
+  });
 });

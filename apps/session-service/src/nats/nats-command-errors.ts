@@ -91,6 +91,18 @@ export function invalidCommandId(msgId: string, tenant: string): NatsCommandErro
   );
 }
 
+/**
+ * 400 `invalid_command_id`: an event sent without an id takes `<Nats-Msg-Id>:<n>` (`derivedClientIds`), and that id,
+ * `derived`, breaks the client id rule (`problem`, `clientIdProblem`'s: a control or invisible format character in the
+ * `Nats-Msg-Id`; newcomer ncnats66 F2). Nothing is applied.
+ */
+export function commandIdMakesInvalidEventId(commandId: string, derived: string, problem: string): NatsCommandError {
+  return new NatsCommandError(
+    'invalid_command_id',
+    `Nats-Msg-Id ${quoteInput(commandId)}: an event sent without an id takes "<Nats-Msg-Id>:<n>" as its id, and ${quoteInput(derived)} ${problem}; give each event an id, or use a Nats-Msg-Id without such characters (the command was not applied)`,
+  );
+}
+
 /** 413 `payload_too_large`: the message of a `kind` command is larger than MAX_BODY_BYTES; what to do by kind (`tooLargeAdvice`, as over HTTP). */
 export function payloadTooLarge(bytes: number, limit: number, kind: string): NatsCommandError {
   return new NatsCommandError(

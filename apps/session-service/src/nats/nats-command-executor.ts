@@ -15,6 +15,7 @@
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
 import {
+  clientIdProblem,
   isStoredEventOf,
   LatestErasureTimes,
   readSessionLife,
@@ -43,6 +44,7 @@ import { admittedOverNats } from '../commands/write-admissions';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
 import {
   NatsCommandError,
+  commandIdMakesInvalidEventId,
   conflictingReplyTo,
   invalidCommandId,
   misspelledCommandId,
@@ -306,9 +308,20 @@ export class NatsCommandExecutor {
   }
 }
 
-/** Client ids `<commandId>:<n>` (or a UUID-based form for very long command ids) for events sent without one. */
+/**
+ * Client ids `<commandId>:<n>` (`n` from 0) for events sent without one; for a command id over 200 characters
+ * `<uuid>:<n>`, the UUID derived from the command id (an id holds at most 256 characters).
+ * @throws NatsCommandError 400 `invalid_command_id` when such an id breaks the client id rule (`clientIdProblem`: a
+ *   `Nats-Msg-Id` holding a control or invisible format character; newcomer ncnats66 F2: the event was stored under an id
+ *   the README calls invalid, and `messages` blamed `messages[0].id`, a field its body did not have): nothing is applied.
+ */
 export function derivedClientIds(commandId: string): AssignClientId {
   const base = commandId.length <= 200 ? commandId : deterministicEventId(COMMAND_NAMESPACE, commandId);
   let n = 0;
-  return () => `${base}:${n++}`;
+  return () => {
+    const id = `${base}:${n++}`;
+    const problem = clientIdProblem(id);
+    if (problem) throw commandIdMakesInvalidEventId(commandId, id, problem);
+    return id;
+  };
 }
