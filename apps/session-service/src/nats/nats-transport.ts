@@ -48,7 +48,7 @@ import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
 import { ServiceMetrics } from '../observability/metrics';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 import { countNatsCommands } from '../observability/nats-command-metrics';
-import { natsNames } from './nats-names';
+import { natsNames, type NatsNames } from './nats-names';
 import { ackWaitLine, ensureStreams, isMissingStreamError, settleMsFor, STREAM_SETTLE_MS, type EnsureCause } from './nats-streams';
 import { StuckConsumerGuard, type StuckConsumerState } from './stuck-consumer';
 import { NatsCommandExecutor } from './nats-command-executor';
@@ -409,7 +409,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         // While they were being re-created, /health says so.
         this.error = `NATS stream or consumer missing on the server: ${check.created.join(', ')} (${why}); re-creating`;
         this.logger.warn(
-          `NATS ${check.created.join(', ')} missing on the server ${this.nc?.getServer() ?? ''} (${why}): re-created; commands published while the command stream was missing were refused to their publishers and not stored, decisions wait in the feed`,
+          `NATS ${check.created.join(', ')} missing on the server ${this.nc?.getServer() ?? ''} (${why}): re-created; ${recreatedConsequences(check.created, names)}`,
         );
         // Should it fail, the consumer's next pull reaches it all the same (within 5 s of a failed pull, PULL_EXPIRES_MS of an open one).
         await this.consumer?.resubscribe().catch((err: Error) => this.logger.warn(`NATS command consumer: pulling again failed: ${err.message}`));
@@ -534,4 +534,19 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     await this.feed?.stop();
     if (this.nc && !this.nc.isClosed()) await this.nc.drain();
   }
+}
+
+/**
+ * What re-creating `created` (stream and consumer names) meant for commands and decisions, for the log line (newcomer
+ * ncnats66 F3: the line said commands were refused when only the consumer had been missing and nothing was): the command
+ * stream missing refused the commands published meanwhile; the consumer alone missing kept them in the stream for the
+ * new consumer; the decisions or results stream missing left decisions waiting in the feed.
+ */
+export function recreatedConsequences(created: readonly string[], names: Pick<NatsNames, 'commandStream' | 'commandConsumer'>): string {
+  const parts: string[] = [];
+  if (created.includes(names.commandStream))
+    parts.push('commands published while the command stream was missing were refused to their publishers and not stored');
+  else if (created.includes(names.commandConsumer)) parts.push('commands waiting in the command stream are delivered to the new consumer');
+  if (created.some((name) => name !== names.commandStream && name !== names.commandConsumer)) parts.push('decisions wait in the feed');
+  return parts.join(', ');
 }
