@@ -18,36 +18,71 @@ export const ENDED_LIFE = -1n;
 const MAX_REMEMBERED = 10_000;
 
 /**
+ * Longest wait (ms) for the record of an erasure that has deleted the session but not written its record yet: an erasure
+ * writes it right after the deletion (150–290 ms apart seen under load, newcomer ncrecheck66 F1), so a command received in
+ * between is decided once the record says when the erasure was. Past it (an erasure interrupted between the two: a later
+ * one writes the record), the command is of the life current now, and that answer is remembered for the life.
+ */
+export const QUEUED_COMMAND_RECORD_WAIT_MS = 5000;
+
+/** How often the erasure stream is read again while waiting for a record (ms). */
+const ERASURE_RECORD_POLL_MS = 25;
+
+/**
  * The time (ms since the epoch) of the erasure that closed each session's previous life, remembered per life: found in the
  * tenant's erasure stream, read backwards to the session's newest record, once per life of a session that was erased.
  */
 export class LatestErasureTimes {
   private readonly known = new Map<string, number | null>();
+  private readonly pending = new Map<string, Promise<number | null>>();
+
+  /** `sleep`: how the wait for a record sleeps (tests pass their own). */
+  constructor(private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))) {}
 
   /**
    * The `erasedAt` (ms since the epoch) of the record that closed the life before `life` of session `sessionId`, or null
-   * when there is none to compare with: the session was never erased (`life` 0), or its newest record is not the one
-   * closing that life (an erasure whose record is not written yet), or it holds no time. Remembered only when found.
+   * when there is none to compare with: the session was never erased (`life` 0), its newest record holds no time, or no
+   * record closing that life came within {@link QUEUED_COMMAND_RECORD_WAIT_MS} (the erasure that deleted it was interrupted before
+   * writing it). While the newest record is an earlier life's (an erasure between its deletion and its record), waits for
+   * the record. Remembered per life; one read at a time per life.
    * @throws (rejects with) the store's errors.
    */
-  async closedBefore(store: EventStore, tenantId: string, sessionId: string, life: bigint): Promise<number | null> {
-    if (life <= 0n) return null;
+  closedBefore(store: EventStore, tenantId: string, sessionId: string, life: bigint): Promise<number | null> {
+    if (life <= 0n) return Promise.resolve(null);
     const key = `${tenantId}\u0000${sessionId}\u0000${life}`;
     const known = this.known.get(key);
-    if (known !== undefined) return known;
-    const record = await findInStream(
-      store,
-      erasureStream(tenantId),
-      (e) => e.type === SESSION_ERASED && (e.data as SessionErasedData | null)?.sessionId === sessionId,
-    );
-    const data = record?.data as SessionErasedData | undefined;
-    // A record naming the life it closed must close the one just before `life` (else the newest erasure is still writing it).
-    if (data === undefined || (data.lastRevision !== undefined && BigInt(data.lastRevision) + 1n !== life)) return null;
-    const at = Date.parse(data.erasedAt);
-    const time = Number.isNaN(at) ? null : at;
-    if (this.known.size >= MAX_REMEMBERED) this.known.clear();
-    this.known.set(key, time);
-    return time;
+    if (known !== undefined) return Promise.resolve(known);
+    let pending = this.pending.get(key);
+    if (!pending) {
+      pending = this.find(store, tenantId, sessionId, life).finally(() => this.pending.delete(key));
+      this.pending.set(key, pending);
+      void pending.then(
+        (time) => {
+          if (this.known.size >= MAX_REMEMBERED) this.known.clear();
+          this.known.set(key, time);
+        },
+        () => undefined,
+      );
+    }
+    return pending;
+  }
+
+  private async find(store: EventStore, tenantId: string, sessionId: string, life: bigint): Promise<number | null> {
+    for (let waited = 0; ; waited += ERASURE_RECORD_POLL_MS) {
+      const record = await findInStream(
+        store,
+        erasureStream(tenantId),
+        (e) => e.type === SESSION_ERASED && (e.data as SessionErasedData | null)?.sessionId === sessionId,
+      );
+      const data = record?.data as SessionErasedData | undefined;
+      // A record naming the life it closed must close the one just before `life` (else the newest erasure is still writing it).
+      if (data !== undefined && (data.lastRevision === undefined || BigInt(data.lastRevision) + 1n === life)) {
+        const at = Date.parse(data.erasedAt);
+        return Number.isNaN(at) ? null : at;
+      }
+      if (waited >= QUEUED_COMMAND_RECORD_WAIT_MS) return null;
+      await this.sleep(ERASURE_RECORD_POLL_MS);
+    }
   }
 }
 
@@ -56,7 +91,7 @@ export class LatestErasureTimes {
  * clock of the queue that stored it: for NATS, the nats-server's) belongs to: {@link ENDED_LIFE} when the session's latest
  * erasure happened at or after that time (`erasedAt` of its record, the erasing replica's clock: the two clocks are
  * compared, as the erasure's own removal of queued commands does), else the life it is in now ({@link readSessionLife}).
- * During an erasure whose record is not written yet the command is taken as of the life current now (as before).
+ * During an erasure whose record is not written yet, waits for the record (at most {@link QUEUED_COMMAND_RECORD_WAIT_MS}).
  * @throws (rejects with) the store's errors.
  */
 export async function readSessionLifeWhenStored(
