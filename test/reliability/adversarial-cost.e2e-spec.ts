@@ -163,20 +163,28 @@ describe('adversarial per-request cost', () => {
     // FTS5's snippet() costs the square of a row's matches: one such event held the event loop 1–15 s per query, 40 of them
     // minutes. A long row's snippet is now cut from a piece of it (`largeRowSnippet`).
     const text = 'lorem ipsum dolor sit amet '.repeat(Math.floor(990_000 / 27));
+    // Ideographs go to the trigram index (newcomer ncrecheck66 F2: a hit query that read each chunk's stored JSON held it 0.4 s per such event).
+    const ideographs = '東京タワーに行きます。'.repeat(Math.floor(990_000 / 11));
     const session = 'repetitive';
-    const events = [0, 1, 2, 3].map((i) => ({ id: `rep${i}`, type: 'user', text }));
-    const appended = await fetch(`${service.url}/v1/sessions/${session}/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ events }),
-    });
-    expect(appended.status).toBe(201);
-    const { position } = (await appended.json()) as { position: string };
+    // Two appends: the ideographs are 3 bytes each in the body (MAX_BODY_BYTES 8 MiB here).
+    let appended: Response | undefined;
+    for (const events of [
+      [0, 1, 2, 3].map((i) => ({ id: `rep${i}`, type: 'user', text })),
+      [0, 1].map((i) => ({ id: `cjk${i}`, type: 'user', text: ideographs })),
+    ]) {
+      appended = await fetch(`${service.url}/v1/sessions/${session}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events }),
+      });
+      expect(appended.status).toBe(201);
+    }
+    const { position } = (await appended!.json()) as { position: string };
     expect((await fetch(`${service.url}/v1/sessions/${session}?minPosition=${position}`)).status).toBe(200);
     const prober = await startHealthProber(service.url, { servicePid: service.pid });
     const started = performance.now();
     const answers: Array<{ q: string; status: number; items: Array<{ eventId: string; snippet: string }> }> = [];
-    for (const q of ['lorem', 'ipsum dolor sit', 'dolor amet'])
+    for (const q of ['lorem', 'ipsum dolor sit', 'dolor amet', '東京タワー', '東京'])
       for (const scope of ['', `&sessionId=${session}`]) {
         const res = await fetch(`${service.url}/v1/recall?q=${encodeURIComponent(q)}${scope}`);
         answers.push({ q, status: res.status, items: ((await res.json()) as { items: Array<{ eventId: string; snippet: string }> }).items });
@@ -186,11 +194,11 @@ describe('adversarial per-request cost', () => {
     const { latencies, failures } = probes;
     const limitMs = probeLimitMs();
     process.stderr.write(
-      `adversarial recall (4 events of 990,000 characters, 6 queries): answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs}); ${cpuLine(eventLoopCpuPerProbe(probes))}\n`,
+      `adversarial recall (6 events of 990,000 characters, 10 queries): answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs}); ${cpuLine(eventLoopCpuPerProbe(probes))}\n`,
     );
     for (const { q, status, items } of answers) {
       expect(status).toBe(200);
-      expect(items.map((h) => h.eventId).sort()).toEqual(['rep0', 'rep1', 'rep2', 'rep3']);
+      expect(items.map((h) => h.eventId).sort()).toEqual(q.startsWith('東京') ? ['cjk0', 'cjk1'] : ['rep0', 'rep1', 'rep2', 'rep3']);
       // Each snippet marks every word of the query.
       for (const hit of items) for (const word of q.split(' ')) expect(hit.snippet).toContain(`<mark>${word}</mark>`);
     }
