@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { recallTableDdl, type RecallIndexKind } from './recall-index-tables';
 import { snippetCutsOnClusters } from './recall-snippet-clusters';
+import { cutMarkCompleted } from './recall-snippet-cut-mark';
 
 /**
  * Longest index row text, in UTF-16 code units, whose snippet FTS5's `snippet()` cuts from the whole row. FTS5 scores a
@@ -31,6 +32,7 @@ let scratch: { db: Database.Database; tables: Map<RecallIndexKind, string> } | u
  * (`phrases`, the plan's quoted phrases; a loose test, see {@link looseWordsIn}), indexed in a scratch table with the
  * index's tokenizer (`kind`) and matched with `match` (the query's MATCH expression, or any of its phrases when the whole
  * query is not in the piece). The cut moves out to the piece's grapheme cluster boundaries ({@link snippetCutsOnClusters}),
+ * a mark closed at the cut grows to its whole phrase ({@link cutMarkCompleted}),
  * and a piece that does not start (end) the row gets the `…` there. When no tried piece matches (the words are in the row
  * only across the tokenizer's folding the loose test does not see), the row's first piece is shown unmarked, cut with `…`.
  * Cost: a linear scan of the row's pieces until one holds every word, then at most {@link PIECES_TRIED} snippets of a piece.
@@ -53,7 +55,7 @@ export function largeRowSnippet(kind: RecallIndexKind, body: string, match: stri
     const piece = body.slice(start, end);
     const snippet = pieceSnippet(kind, piece, match) ?? pieceSnippet(kind, piece, phrases.join(' OR '));
     if (snippet === undefined) continue;
-    const cut = snippetCutsOnClusters(snippet, piece);
+    const cut = cutMarkCompleted(snippetCutsOnClusters(snippet, piece), piece, phrases);
     return `${start > 0 && !cut.startsWith('…') ? '…' : ''}${cut}${end < body.length && !cut.endsWith('…') ? '…' : ''}`;
   }
   const [, firstEnd] = pieces[0];

@@ -31,27 +31,16 @@ const ELLIPSIS = '…';
  * `graphemeBoundary(body, start, 'before')` and `graphemeBoundary(body, end, 'after')`, the code
  * points between added to the snippet (inside the mark when a mark touches the cut: `\u0002…`,
  * `…\u0001`). A cut that reaches the start or the end of `body` that way loses its `…` (nothing is
- * cut there). FTS5 starts a cut snippet at a token after the first (so never at index 0 of `body`)
- * and ends an uncut one at the end of `body`; the snippet's text (marks and `…` removed) is looked
- * for in `body` accordingly, at its first such place when it occurs several times.
+ * cut there). The snippet's text is found in `body` by {@link snippetPlaceIn}.
  *
  * Returns `raw` unchanged when it has no `…` at either end, or when its text is not found in
  * `body` (then there is nothing sure to add). Lengths grow by at most a cluster at each end;
  * the caller bounds the snippet afterwards (`boundSnippet`).
  */
 export function snippetCutsOnClusters(raw: string, body: string): string {
-  const cutBefore = raw.startsWith(ELLIPSIS);
-  const cutAfter = raw.length > ELLIPSIS.length && raw.endsWith(ELLIPSIS);
-  if (!cutBefore && !cutAfter) return raw;
-  const inner = raw.slice(cutBefore ? ELLIPSIS.length : 0, cutAfter ? raw.length - ELLIPSIS.length : raw.length);
-  const text = inner.replace(/[\u0001\u0002]/g, '');
-  if (text === '') return raw;
-  let start: number;
-  if (!cutBefore) start = body.startsWith(text) ? 0 : -1;
-  else if (!cutAfter) start = body.length - text.length >= 1 && body.endsWith(text) ? body.length - text.length : -1;
-  else start = body.indexOf(text, 1);
-  if (start < 0) return raw;
-  const end = start + text.length;
+  const place = snippetPlaceIn(raw, body);
+  if (place === undefined) return raw;
+  const { cutBefore, cutAfter, inner, start, end } = place;
   const from = cutBefore ? graphemeBoundary(body, start, 'before') : start;
   const to = cutAfter ? graphemeBoundary(body, end, 'after') : end;
   const head = body.slice(from, start);
@@ -60,6 +49,39 @@ export function snippetCutsOnClusters(raw: string, body: string): string {
   if (head !== '') out = out.startsWith(OPEN) ? OPEN + head + out.slice(OPEN.length) : head + out;
   if (tail !== '') out = out.endsWith(CLOSE) ? out.slice(0, -CLOSE.length) + tail + CLOSE : out + tail;
   return (cutBefore && from > 0 ? ELLIPSIS : '') + out + (cutAfter && to < body.length ? ELLIPSIS : '');
+}
+
+/** Where a cut snippet's text is in its row's text: see {@link snippetPlaceIn}. */
+export interface SnippetPlace {
+  /** Whether the snippet starts (ends) with the `…` of a cut. */
+  cutBefore: boolean;
+  cutAfter: boolean;
+  /** The snippet without those `…`, marks kept. */
+  inner: string;
+  /** `[start, end)` of `inner`'s text (marks removed) in the row's text, UTF-16 code units. */
+  start: number;
+  end: number;
+}
+
+/**
+ * Where the text of `raw` (a snippet FTS5's `snippet()` cut from `body`, marks `\u0001`/`\u0002`,
+ * `…` where it was cut) is in `body`: FTS5 starts a cut snippet at a token after the first (so never
+ * at index 0 of `body`) and ends an uncut one at the end of `body`; the text (marks and the end `…`
+ * removed) is looked for accordingly, at its first such place when it occurs several times.
+ * Undefined when `raw` has no `…` at either end, its text is empty, or it is not found.
+ */
+export function snippetPlaceIn(raw: string, body: string): SnippetPlace | undefined {
+  const cutBefore = raw.startsWith(ELLIPSIS);
+  const cutAfter = raw.length > ELLIPSIS.length && raw.endsWith(ELLIPSIS);
+  if (!cutBefore && !cutAfter) return undefined;
+  const inner = raw.slice(cutBefore ? ELLIPSIS.length : 0, cutAfter ? raw.length - ELLIPSIS.length : raw.length);
+  const text = inner.replace(/[\u0001\u0002]/g, '');
+  if (text === '') return undefined;
+  let start: number;
+  if (!cutBefore) start = body.startsWith(text) ? 0 : -1;
+  else if (!cutAfter) start = body.length - text.length >= 1 && body.endsWith(text) ? body.length - text.length : -1;
+  else start = body.indexOf(text, 1);
+  return start < 0 ? undefined : { cutBefore, cutAfter, inner, start, end: start + text.length };
 }
 
 /**

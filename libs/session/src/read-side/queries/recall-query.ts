@@ -11,6 +11,7 @@ import { documentLengthSql, frozenRankParams, frozenRankSql, RECALL_RANKED_MATCH
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 import { boundSnippet } from '../recall-snippet-bound';
 import { marksOnClusters, snippetCutsOnClusters } from '../recall-snippet-clusters';
+import { cutMarkCompleted } from '../recall-snippet-cut-mark';
 import { RECALL_WHOLE_CLUSTERS_FUNCTION } from '../read-model-store';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
 import { firstRecallRowid, lastRecallRowid, RECALL_CHUNK_BITS, recallPositionSql } from '../recall-chunks';
@@ -832,7 +833,12 @@ function recallSnippets(
         continue;
       }
       // FTS5 cut it (in tokens, anywhere in a cluster): the cut moves out to a cluster boundary of the row's text.
-      raw.set(row.position, snippet.startsWith('…') || snippet.endsWith('…') ? snippetCutsOnClusters(snippet, bodyOf(row)) : snippet);
+      // A mark FTS5 closed at its end cut grows to the whole phrase it starts.
+      if (!snippet.startsWith('…') && !snippet.endsWith('…')) raw.set(row.position, snippet);
+      else {
+        const text = bodyOf(row);
+        raw.set(row.position, cutMarkCompleted(snippetCutsOnClusters(snippet, text), text, plan.phrases));
+      }
     }
   }
   const snippets = new Map<bigint, string>();
