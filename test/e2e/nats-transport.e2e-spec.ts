@@ -186,6 +186,10 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         { subject: `${prefix}.commands.default.noverbsess`, code: 'invalid_subject', where: /no answer published/ },
         { subject: subject('logged', 'explode'), code: 'unknown_command', where: /answer published on the results subject/ },
         { subject: subject(longSession, 'explode'), code: 'unknown_command', where: /answer published on the results subject/ },
+        // A wildcard token names no one session: its answer on a wildcard results subject would reach every subscriber (ncnats66 F4).
+        { subject: subject('*', 'append'), code: 'invalid_session_id', where: /no answer published/ },
+        { subject: subject('a.*', 'append'), code: 'invalid_session_id', where: /no answer published/ },
+        { subject: subject('s1', 'append', '*'), code: 'unknown_tenant', where: /no answer published/ },
       ];
       for (const c of cases) {
         const msgId = `log-${randomUUID()}`;

@@ -45,7 +45,8 @@
  * restarted, answers it again with the published answer.
  *
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
- * that names no session has no results subject, so without `Reply-To` that line is its only record.
+ * that names no session (or names it with a wildcard token: `namesOneSession`) has no results subject, so without
+ * `Reply-To` that line is its only record.
  *
  * The headers a command is read by (`Reply-To` in any letter case, `Nats-Msg-Id` exactly) are read
  * by {@link readCommandHeaders}. For the stuck-consumer guard (stuck-consumer.ts) the consumer says
@@ -75,7 +76,7 @@ import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf, isMissingStreamError } from './nats-streams';
 import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
-import { COMMAND_KINDS, derivedCommandId, parseCommandSubject, resultSubject } from './nats-names';
+import { COMMAND_KINDS, derivedCommandId, namesOneSession, parseCommandSubject, resultSubject } from './nats-names';
 import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, storedTimestampNanos, type EarlierCommand } from './nats-session-order';
 import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
@@ -677,7 +678,7 @@ export class NatsCommandConsumer {
    */
   private async eraseIfAnswered(command: EarlierCommand): Promise<boolean> {
     const address = parseCommandSubject(this.names.prefix, command.subject);
-    if (!address) return false;
+    if (!address || !namesOneSession(address)) return false;
     const commandId = command.msgId || derivedCommandId(this.names.commandStream, command.seq, command.timestampNanos);
     const found = await findPublishedAnswer(
       this.js,
@@ -920,7 +921,7 @@ export class NatsCommandConsumer {
    */
   private async answerAgain(m: JsMsg, commandId: string, republish: boolean): Promise<CommandAnswer | null> {
     const address = parseCommandSubject(this.names.prefix, m.subject);
-    if (!address) return null;
+    if (!address || !namesOneSession(address)) return null;
     const { tenant, sessionId } = address;
     const msgId = resultMessageId(tenant, sessionId, commandId);
     const subject = resultSubject(this.names.prefix, tenant, sessionId);
@@ -1033,7 +1034,7 @@ export class NatsCommandConsumer {
   }
 
   /**
-   * Publishes `answer` on the results subject (when the subject named a session) and on `Reply-To`
+   * Publishes `answer` on the results subject (when the subject named one session: `namesOneSession`) and on `Reply-To`
    * (when given and a reply subject: {@link replyToProblem}); says where it went, and names a
    * `Reply-To` it refused.
    */
@@ -1052,7 +1053,7 @@ export class NatsCommandConsumer {
       const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
       payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
     }
-    if (!answer.address) return (await this.deliver(m, commandId, payload, h, null)).published;
+    if (!answer.address || !namesOneSession(answer.address)) return (await this.deliver(m, commandId, payload, h, null)).published;
     const { tenant, sessionId } = answer.address;
     const results = { subject: resultSubject(this.names.prefix, tenant, sessionId), msgId: resultMessageId(tenant, sessionId, commandId) };
     const { published, storedSeq } = await this.deliver(m, commandId, payload, h, results);

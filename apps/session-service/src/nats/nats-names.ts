@@ -94,6 +94,16 @@ export interface CommandAddress {
   kind: string;
 }
 
+/**
+ * Whether `address` names one session literally: neither its tenant nor a token of its session id is a NATS wildcard
+ * (`*`, `>`; a subject of them is captured by the command stream as it is). An address that does not has no results
+ * subject: its answer on `<prefix>.results.<tenant>.<session>` would be on a wildcard subject, which every subscriber to
+ * the tenant's results would get (newcomer ncnats66 F4).
+ */
+export function namesOneSession(address: Pick<CommandAddress, 'tenant' | 'sessionId'>): boolean {
+  return ![address.tenant, ...address.sessionId.split('.')].some((token) => token === '*' || token === '>');
+}
+
 /** Splits a command subject, or returns null when it has fewer than five tokens or another prefix. */
 export function parseCommandSubject(prefix: string, subject: string): CommandAddress | null {
   const tokens = subject.split('.');
