@@ -405,6 +405,10 @@ describe('Content-Type: one, said once; +json types accepted and said so (newcom
 
   it('application/*+json is read as JSON, and the 415 of another type says it is', async () => {
     expect((await post('application/vnd.api+json')).statusCode).toBe(200);
+    expect((await post('application/merge-patch+json; charset=utf-8')).statusCode).toBe(200);
+    // Not a subtype name (RFC 6838 §4.2: a letter or digit first), not a +json suffix (newcomer ncapi66 F7).
+    for (const type of ['application/+json', 'application/.+json', 'application/x+jsonp', 'application/x+json-seq'])
+      expect([type, (await post(type)).statusCode]).toEqual([type, 415]);
     const res = await post('text/json');
     expect(res.json<{ message: string }>().message).toBe(
       'send the body as JSON with Content-Type: application/json (or an application/*+json type, e.g. application/vnd.api+json) (got "text/json")',

@@ -48,7 +48,16 @@ import { readableAfterHalfClose } from './body-after-half-close';
 import { refuseTransferCodings } from './transfer-codings';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
-const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
+/**
+ * The subtype of a structured-syntax `+json` media type (RFC 6839 §3.1): a subtype name of RFC 6838 §4.2 (a letter or digit
+ * first, then letters, digits and `!#$&-^_.+`) ending in `+json`, so `application/+json` and `application/x+jsonp` are not JSON
+ * (newcomer ncapi66 F7).
+ */
+const PLUS_JSON_SUBTYPE = '[a-z0-9][a-z0-9!#$&^_.+-]*\\+json';
+/** A JSON body's media type (lower case, without parameters): `application/json` or `application/<subtype>+json`. */
+const JSON_TYPE = new RegExp(`^application/(?:${PLUS_JSON_SUBTYPE}|json)$`);
+/** The Content-Types the `+json` body parser takes (any case, parameters or none): those of {@link JSON_TYPE} but `application/json`. */
+const STRUCTURED_JSON_TYPE = new RegExp(`^application/${PLUS_JSON_SUBTYPE}\\s*(?:;|$)`, 'i');
 
 /** What a JSON body's Content-Type is: `application/json`, or a structured-syntax `+json` type (RFC 6839). */
 export const JSON_CONTENT_TYPE_RULE = 'Content-Type: application/json (or an application/*+json type, e.g. application/vnd.api+json)';
@@ -338,5 +347,5 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discar
     });
   };
   app.addContentTypeParser('application/json', parse);
-  app.addContentTypeParser(/^application\/[a-z0-9.+-]*\+json/i, parse);
+  app.addContentTypeParser(STRUCTURED_JSON_TYPE, parse);
 }
