@@ -20,6 +20,23 @@ import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, commandSubject, decisionSubject,
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
 const SEQUENCE_NOT_FOUND = 10043;
+/**
+ * JetStream API error code of a `STREAM.MSG.DELETE` the stream's store failed (`JSStreamMsgDeleteFailedF`), with the store's
+ * error as its description: nats-server 2.9 answers so for a message deleted (or acknowledged from a work queue) meanwhile
+ * (`no message found`) or past the stream's last (`stream store EOF`). Any other description is a real failure.
+ */
+const MESSAGE_DELETE_FAILED = 10057;
+const GONE_MESSAGE_DESCRIPTIONS = new Set(['no message found', 'stream store EOF']);
+
+/**
+ * Whether `err`, thrown by `STREAM.MSG.DELETE`, says the message is not there: the sequence is unknown, or already deleted by
+ * someone else (another replica's erasure, a work queue's acknowledgement). Newcomer ncrecheck66 F5: nats-server 2.9 says
+ * the latter as `no message found` (10057), which paused the decisions feed during concurrent erasures.
+ */
+function isGoneMessageError(err: unknown): boolean {
+  if (!(err instanceof JetStreamApiError)) return false;
+  return err.code === SEQUENCE_NOT_FOUND || (err.code === MESSAGE_DELETE_FAILED && GONE_MESSAGE_DESCRIPTIONS.has(err.message));
+}
 
 /**
  * Deletes message `seq` of `stream` with JetStream's erase flag: the server overwrites its bytes in
@@ -30,7 +47,7 @@ export async function eraseMessage(jsm: JetStreamManager, stream: string, seq: n
   try {
     return await jsm.streams.deleteMessage(stream, seq, true);
   } catch (err) {
-    if (err instanceof JetStreamApiError && err.code === SEQUENCE_NOT_FOUND) return false;
+    if (isGoneMessageError(err)) return false;
     throw err;
   }
 }
