@@ -163,10 +163,13 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
 }
 
 /**
- * Why a pass that archives nothing is a `noop` (DESIGN §3.6): the strategy asked for no cut (or
- * only up to `lowest`, or rolling-summary stayed under its threshold) → `within-limit`; tool
- * safety moved the cut back → `open-tool-call` naming the call; otherwise the only candidate was
- * the newest turn → `newest-turn-only`.
+ * Why a pass that archives nothing is a `noop` (DESIGN §3.6): the strategy asked for no cut, or
+ * rolling-summary stayed under its threshold → `within-limit`; tool safety moved the cut back to
+ * `lowest` → `open-tool-call` naming the call, also when the cut it moved back was a leading
+ * preamble's, which §3.3 archives even when the strategy's raw cut is at `lowest` (token-count with
+ * room for everything: newcomer ncconf67 F1, answered `within-limit` and advised a lower
+ * `maxTokens`, which archives nothing more); otherwise a raw cut at `lowest` → `within-limit`,
+ * and one past it whose only candidate was the newest turn → `newest-turn-only`.
  */
 function noopReason(
   real: readonly CostedEvent[],
@@ -175,8 +178,9 @@ function noopReason(
   cut: number,
   blockedBy: { toolCallId: string; position: number } | undefined,
 ): NoopReason {
-  if (rawCut === null || rawCut <= lowest || cut > lowest) return { reason: 'within-limit' };
+  if (rawCut === null || cut > lowest) return { reason: 'within-limit' };
   if (blockedBy) return { reason: 'open-tool-call', toolCallId: blockedBy.toolCallId, eventId: real[blockedBy.position].event.id };
+  if (rawCut <= lowest) return { reason: 'within-limit' };
   return { reason: 'newest-turn-only' };
 }
 

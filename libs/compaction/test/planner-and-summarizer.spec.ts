@@ -56,6 +56,18 @@ describe('planner: tool safety and turns (DESIGN §3.3)', () => {
     expect(plan([u('u1'), a('a1'), u('u2')], { type: 'turn-window', maxTurns: 1 }).noop).toBeUndefined();
   });
 
+  it('given a preamble call answered in turn 1 and room for everything, when token-count plans, then the noop is open-tool-call (ncconf67 F1)', () => {
+    // §3.4: no "everything fits" shortcut, so the preamble is a candidate; only tool safety keeps it.
+    const events = [call('c0', 'p'), u('u1'), resp('r0', 'p'), a('a1')];
+    const blocked = { reason: 'open-tool-call', toolCallId: 'p', eventId: 'c0' };
+    expect(plan(events, { type: 'token-count', maxTokens: 1000 }).noop).toEqual(blocked);
+    expect(plan(events, { type: 'token-count', maxTokens: 20 }).noop).toEqual(blocked);
+    expect(plan(events, { type: 'sliding-window', maxEvents: 3 }).noop).toEqual(blocked);
+    // Without the call the preamble is archived; without a preamble everything fits.
+    expect(plan([a('g0'), u('u1'), a('a1')], { type: 'token-count', maxTokens: 1000 }).archivedIds).toEqual(['g0']);
+    expect(plan([u('u1'), resp('r0', 'p'), a('a1')], { type: 'token-count', maxTokens: 1000 }).noop).toEqual({ reason: 'within-limit' });
+  });
+
   it('turn-window: a preamble call answered inside an archived turn keeps its answer in place', () => {
     const events = [call('c0', 'p'), u('u1'), resp('r0', 'p'), a('a1'), u('u2'), a('a2')];
     const p = plan(events, { type: 'turn-window', maxTurns: 1 });
