@@ -248,13 +248,14 @@ export interface EventStore {
   deleteStream(stream: string, options?: DeleteStreamOptions): Promise<void>;
 
   /**
-   * Whether the store would take a write now, without writing anything: resolves when it would;
-   * rejects with {@link EventStoreUnavailableError} (the error a write would get) when it would not.
-   * Cheap (one empty write transaction, not waiting for locks held by others: a lock held is a
+   * Whether the store takes a write now, without changing what it holds: resolves when it does;
+   * rejects with {@link EventStoreUnavailableError} (the error a write would get) when it does not.
+   * Cheap (one write transaction, not waiting for locks held by others: a lock held is a
    * rejection), meant to be called every few seconds while writes fail, to learn when they work
    * again. It tells whether the write lock can be had, on PostgreSQL whether the server takes
-   * writes (not a standby), on SQLite whether the file's file system has some room left (an empty
-   * transaction writes no page). Optional: a store without it (KurrentDB) is not probed.
+   * writes (not a standby; rolled back), on SQLite whether a one-page commit works (the file's
+   * `user_version` rewritten: a file-size limit, a quota or a failing disk fails it) and its file
+   * system has some room left. Optional: a store without it (KurrentDB) is not probed.
    */
   probeWrite?(): Promise<void>;
 

@@ -18,7 +18,7 @@ export { PollingSubscription, type ReadPage } from './polling-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 export { realStoreFile, sqliteClaimFileName, sqliteClaimsDirectory } from './sqlite/sqlite-claims';
 export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema';
-export { isSqliteCorrupt, isSqliteDiskFull } from './sqlite/sqlite-errors';
+export { isSqliteCorrupt, isSqliteDiskFull, isSqliteWriteFailure } from './sqlite/sqlite-errors';
 export { PROBE_MIN_FREE_BYTES, freeBytesShort } from './sqlite/sqlite-write-probe';
 export { sqliteQuickCheck } from './sqlite/sqlite-quick-check';
 export { SqliteWalPurge, WAL_PURGE_RETRY_DEFAULTS, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite/sqlite-wal-purge';

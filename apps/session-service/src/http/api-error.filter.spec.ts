@@ -111,6 +111,27 @@ describe('503 store_unavailable', () => {
         mayHaveBeenWritten: false,
       },
     });
+    // Their file's I/O failing (a file-size limit, a quota: newcomer ncops67 F1) is said as such, the event store's too.
+    expect(
+      toApiError(
+        new ReadModelsFullError('the read models cannot be written: reading or writing /srv/data/read-models.sqlite fails (SqliteError: disk I/O error)'),
+      ),
+    ).toEqual({
+      status: 503,
+      body: {
+        code: 'store_unavailable',
+        message:
+          "the read models cannot be written: their file's reads or writes fail (a file-size limit, a disk quota or a failing disk); nothing was written: retry once that is fixed (GET /health names the file and the error)",
+        mayHaveBeenWritten: false,
+      },
+    });
+    const storeIo = new EventStoreUnavailableError(
+      'SQLite event store: disk I/O error',
+      Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }),
+    );
+    expect(toApiError(storeIo).body.message).toBe(
+      "the event store is unavailable: its file's reads or writes fail (a file-size limit, a disk quota or a failing disk; GET /health shows the error); retry once that is fixed",
+    );
     const readModelsFull = new ReadModelsFullError('the read models cannot be written: the disk holding /srv/data/read-models.sqlite is full (…)');
     expect(toApiError(readModelsFull)).toEqual({
       status: 503,

@@ -22,6 +22,7 @@ import {
   PostgresNoAnswerError,
   isClosedBeforePostgresAnswer,
   isSqliteDiskFull,
+  isSqliteWriteFailure,
   postgresCauseOf,
 } from '@lib/event-store';
 import {
@@ -181,10 +182,14 @@ export function storeUnavailableMessage(err: EventStoreUnavailableError): string
   if (err.cause instanceof Error && POSTGRES_CONNECT_TIMEOUT.test(err.cause.message))
     return 'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later';
   if (err instanceof ReadModelsFullError)
-    return 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)';
+    return err.diskFull
+      ? 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)'
+      : "the read models cannot be written: their file's reads or writes fail (a file-size limit, a disk quota or a failing disk); nothing was written: retry once that is fixed (GET /health names the file and the error)";
   if (err instanceof ReadModelsOffLogWriteError)
     return "this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): nothing was written; send the write to another replica; this one takes writes again once restarted on rebuilt read models (npm run rebuild-read-models, or delete read-models.sqlite; GET /health names the file)";
   if (isSqliteDiskFull(err.cause)) return 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed';
+  if (isSqliteWriteFailure(err.cause))
+    return "the event store is unavailable: its file's reads or writes fail (a file-size limit, a disk quota or a failing disk; GET /health shows the error); retry once that is fixed";
   const code = (err.cause as { code?: unknown } | undefined)?.code;
   const cause = typeof code === 'string' ? postgresCauseOf(code) : null;
   return cause === null ? undefined : `the event store is unavailable: ${cause}; retry later`;

@@ -917,7 +917,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError), or the NATS command consumer is stuck (nats.commandConsumer.stuck); ok otherwise',
+        "unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full or their file cannot be read or written (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError), the projector's last batch failed (projector.lastError: it retries), or the NATS command consumer is stuck (nats.commandConsumer.stuck); ok otherwise",
       ),
     version: z
       .string()
@@ -961,7 +961,7 @@ export const HealthSchema = named(
         .string()
         .nullable()
         .describe(
-          'while the projector cannot write the read models because the disk holding read-models.sqlite is full: the file, the error, the position they stay at and the remedy (free space on its file system); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart)',
+          'while the projector cannot write the read models because the disk holding read-models.sqlite is full, or the file cannot be read or written (disk I/O error: a file-size limit, a disk quota, a failing disk): the file, the error, the position they stay at and the remedy (free space on its file system, or fix what fails its I/O); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart)',
         ),
     }),
     erasure: z

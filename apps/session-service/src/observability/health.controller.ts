@@ -112,7 +112,8 @@ export class HealthController {
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
    * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
    * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
-   * store: restarting the process does not bring a store back (`status: "unavailable"` also once a
+   * store: restarting the process does not bring a store back (`status: "degraded"` also while the projector's last batch
+   * failed, `projector.lastError`: it retries; `status: "unavailable"` also once a
    * read, a command, the projector or the decisions feed found the read models damaged, with `readModels.damaged` saying to restart, {@link ReadModelsDamage},
    * and while the projector cannot write them because their disk is full, with `readModels.full` saying where), and a process restarted during a
    * store outage cannot serve reads until the store answers (its start-up catch-up reads the log),
@@ -142,7 +143,8 @@ export class HealthController {
       status:
         storeError || projector.offLog || damaged || projector.readModelsFull
           ? 'unavailable'
-          : lastWriteError || nats?.commandConsumer?.stuck
+          : // The projector failing (it retries): reads needing later positions wait meanwhile (newcomer ncops67 F1: "ok" while it could not follow).
+            lastWriteError || projector.lastError !== null || nats?.commandConsumer?.stuck
             ? 'degraded'
             : 'ok',
       // Which build answers (build-identity.ts): a rolling upgrade's replicas told apart.

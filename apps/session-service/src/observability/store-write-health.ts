@@ -14,8 +14,8 @@
  *
  * A service that gets no write would stay degraded after the store became writable again: so
  * while the last write failed, and only then, the store is probed every
- * {@link WRITE_PROBE_INTERVAL_MS} (`EventStore.probeWrite`: an empty write transaction, e.g.
- * `BEGIN IMMEDIATE; ROLLBACK` on SQLite), and the first probe that finds it writable clears it all
+ * {@link WRITE_PROBE_INTERVAL_MS} (`EventStore.probeWrite`: a write transaction that changes nothing, e.g.
+ * the file's `user_version` rewritten and committed on SQLite), and the first probe that finds it writable clears it all
  * as a write would (the same one line). A healthy store is never probed; a store without
  * `probeWrite` (KurrentDB) is cleared by a write only.
  */

@@ -43,6 +43,21 @@ export function isSqliteDiskFull(error: unknown): boolean {
 }
 
 /**
+ * True when `error` (or its cause) says writing a database file failed for a reason of its disk, not of the operation:
+ * {@link isSqliteDiskFull}, SQLite's `SQLITE_IOERR…` (`disk I/O error`: a write the system refused, e.g. `EFBIG` past a
+ * file-size limit, `EDQUOT` past a quota, `EIO` of a failing disk; newcomer ncops67 F1), or those system codes themselves
+ * (also as the message of a batch that failed in a worker thread). A file that cannot be written that way stays so until
+ * someone acts: the read models' projector treats it as a full disk (writes refused, `/health` unavailable).
+ */
+export function isSqliteWriteFailure(error: unknown): boolean {
+  if (isSqliteDiskFull(error)) return true;
+  const code = sqliteCode(error);
+  if (code !== undefined && (/^SQLITE_IOERR/.test(code) || /^(EFBIG|EDQUOT|EIO)$/.test(code))) return true;
+  const message = error instanceof Error ? error.message : String(error);
+  return /disk I\/O error|\b(EFBIG|EDQUOT)\b/.test(message);
+}
+
+/**
  * The store's error for `error`, thrown by an operation on the store file `file`: the store's own
  * errors unchanged; a damaged file ({@link isSqliteCorrupt}) → {@link EventStoreCorruptError}
  * naming `file`; another error concerning the store ({@link isSqliteUnavailable}, a closed

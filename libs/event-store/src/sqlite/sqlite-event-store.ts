@@ -406,8 +406,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
-   * See {@link EventStore.probeWrite}: {@link probeSqliteWrite} on this thread's connection (the
-   * write lock, taken without waiting, and the free space of the file's file system). Errors as a
+   * See {@link EventStore.probeWrite}: {@link probeSqliteWrite} on this thread's connection (a commit that changes
+   * nothing, the write lock taken without waiting, and the free space of the file's file system). Errors as a
    * write's ({@link toStoreError}).
    */
   async probeWrite(): Promise<void> {

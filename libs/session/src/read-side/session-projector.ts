@@ -6,6 +6,7 @@ import {
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
   isSqliteDiskFull,
+  isSqliteWriteFailure,
   headToSkipTo,
   knownStringUnits,
   mayContinueAppend,
@@ -52,9 +53,9 @@ export interface SessionProjectorState {
    */
   readModelsDamaged: boolean;
   /**
-   * While `lastError` is the read models' disk found full ({@link isReadModelsDiskFull}): why the
-   * read models cannot be written, saying where and the remedy (free space on the file system of
-   * `read-models.sqlite`); null otherwise. The projector retries (at most every `maxRetryDelayMs`)
+   * While `lastError` says the read models cannot be written ({@link isReadModelsDiskFull}: their disk full, or their
+   * file's reads or writes failing, e.g. past a file-size limit or a quota): why, saying where and the remedy (free space
+   * on the file system of `read-models.sqlite`, or fix what fails its writes); null otherwise. The projector retries (at most every `maxRetryDelayMs`)
    * and this turns null at its first batch that commits.
    */
   readModelsFull: string | null;
@@ -74,13 +75,24 @@ export function isReadModelsLocked(error: unknown): boolean {
 }
 
 /**
- * True when `error`, met by the projector, says the read models cannot be written for want of
- * space ({@link isSqliteDiskFull}: `SQLITE_FULL`, `ENOSPC`, also as the message of a batch that
- * failed in the worker thread); not a failure of the event store itself
- * ({@link EventStoreUnavailableError}, which the projector only reads).
+ * True when `error`, met by the projector, says the read models cannot be written: for want of space
+ * ({@link isSqliteDiskFull}: `SQLITE_FULL`, `ENOSPC`), or because their file's I/O fails
+ * ({@link isSqliteWriteFailure}: `disk I/O error` past a file-size limit or a quota, a failing disk: newcomer ncops67 F1,
+ * where the log ran 33 appends ahead and `/health` said ok), also as the message of a batch that failed in the worker
+ * thread; not a failure of the event store itself ({@link EventStoreUnavailableError}, which the projector only reads).
  */
 export function isReadModelsDiskFull(error: unknown): boolean {
-  return !(error instanceof EventStoreUnavailableError) && isSqliteDiskFull(error);
+  return !(error instanceof EventStoreUnavailableError) && isSqliteWriteFailure(error);
+}
+
+/**
+ * Why the read models in `file` cannot be written, `error` (or its message) being such a failure ({@link isReadModelsDiskFull}),
+ * and what ends it: their disk full (free space), or their file's I/O failing (fix the limit, quota or disk).
+ */
+function unwritableReadModels(file: string, error: unknown): { because: string; until: string } {
+  return isSqliteDiskFull(error)
+    ? { because: `the disk holding ${file} is full`, until: 'space is freed on its file system' }
+    : { because: `reading or writing ${file} fails`, until: 'what fails its I/O is fixed (a file-size limit such as ulimit -f, a disk quota, a failing disk)' };
 }
 
 /** Tuning of {@link SessionProjector}. */
@@ -417,7 +429,8 @@ export class SessionProjector {
    */
   readModelsFull(): string | null {
     if (this.lastError === null || !this.lastErrorDiskFull) return null;
-    return `the read models cannot be written: the disk holding ${this.store.file} is full (${this.lastError}); they stay at position ${this.current} until space is freed on its file system`;
+    const { because, until } = unwritableReadModels(this.store.file, this.lastError);
+    return `the read models cannot be written: ${because} (${this.lastError}); they stay at position ${this.current} until ${until}`;
   }
 
   /**
@@ -770,11 +783,12 @@ export class SessionProjector {
           this.logger.warn(
             `the read models in ${this.store.file} are locked by another connection (${message.slice(0, 300)}: another process holds the file's write lock, e.g. a sqlite3 shell with an open transaction); the projector retries (at most every ${this.options.maxRetryDelayMs} ms), and reads needing a later position than ${this.current} wait for it meanwhile (503 projection_behind after their wait)`,
           );
-        else if (this.lastError === null && isReadModelsDiskFull(error))
+        else if (this.lastError === null && isReadModelsDiskFull(error)) {
+          const { because, until } = unwritableReadModels(this.store.file, error);
           this.logger.warn(
-            `the read models cannot be written: the disk holding ${this.store.file} is full (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until space is freed on its file system; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
+            `the read models cannot be written: ${because} (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until ${until}; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
           );
-        else if (this.lastError === null)
+        } else if (this.lastError === null)
           this.logger.warn(
             `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
           );
