@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { EventStoreSchemaNewerError } from '../errors';
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
 
 /**
@@ -10,7 +11,8 @@ import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
  * overwritten with zeros), `busy_timeout` = `busyTimeoutMs` (ms a write waits for another
  * connection's write lock). Every connection of the store (the reader and the writer thread's)
  * is opened here, so they cannot differ.
- * @throws Error (better-sqlite3's) when the file cannot be opened or is not a database.
+ * @throws Error (better-sqlite3's) when the file cannot be opened or is not a database; EventStoreSchemaNewerError when its
+ *   `user_version` is newer than {@link SQLITE_SCHEMA_VERSION} (a newer build set it up: nothing is changed).
  */
 export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Database.Database {
   if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
@@ -22,6 +24,9 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
     db.pragma('secure_delete = ON');
     db.exec('BEGIN IMMEDIATE');
     try {
+      // A file a newer build set up (its schema may differ): refused untouched, as PostgreSQL's (newcomer ncops67 F5: it was reset to this build's version).
+      const recorded = db.pragma('user_version', { simple: true }) as number;
+      if (recorded > SQLITE_SCHEMA_VERSION) throw new EventStoreSchemaNewerError(recorded, SQLITE_SCHEMA_VERSION, `the SQLite event store file ${filePath}`);
       db.exec(SQLITE_SCHEMA_SQL);
       db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
       db.exec('COMMIT');

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
 import { MAX_REVISION } from '../revision-text';
-import { EventStoreCopyInProgressError, EventStoreCorruptError, EventStoreUnavailableError } from '../errors';
+import { EventStoreCopyInProgressError, EventStoreCorruptError, EventStoreSchemaNewerError, EventStoreUnavailableError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -625,7 +625,7 @@ function busyTimeoutOf(options: SqliteEventStoreOptions): number {
  * ({@link EventStoreCorruptError}), a full disk's (saying to free space), or EventStoreUnavailableError with SQLite's reason.
  */
 function openError(filePath: string, error: unknown): Error {
-  if (error instanceof EventStoreCorruptError || error instanceof EventStoreCopyInProgressError) return error;
+  if (error instanceof EventStoreCorruptError || error instanceof EventStoreCopyInProgressError || error instanceof EventStoreSchemaNewerError) return error;
   if (isSqliteCorrupt(error)) return new EventStoreCorruptError(filePath, (error as Error).message, error);
   const reason = (error as Error).message;
   if (isSqliteDiskFull(error))
