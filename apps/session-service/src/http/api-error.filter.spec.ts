@@ -1,6 +1,8 @@
 import { EventStoreClosedError, EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '@lib/event-store';
 import { connectFailure } from '../../../../libs/event-store/src/postgres/postgres-errors';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import Fastify from 'fastify';
 import { CountingTimeoutError, CountingTooCostlyError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
 import { ErrorBodySchema } from './response-schemas';
@@ -82,6 +84,32 @@ describe('503 store_unavailable', () => {
         mayHaveBeenWritten: false,
       },
     });
+  });
+
+  it('names a refused or cut PostgreSQL connection in the 503 message (ncpg67 F2), from the errors node-postgres gives', async () => {
+    // A port nothing listens on: the real error of a refused connection.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const refused = await new Client({ host: '127.0.0.1', port, user: 'postgres', connectionTimeoutMillis: 2000 }).connect().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const messageFor = (cause: unknown) => toApiError(new EventStoreUnavailableError('PostgreSQL event store: detail not for clients', cause)).body.message;
+    expect(messageFor(refused)).toBe(
+      'the event store is unavailable: PostgreSQL refused the connection: no server listens at the address DATABASE_URL names (ECONNREFUSED); retry later',
+    );
+    expect(messageFor(new Error('Connection terminated unexpectedly'))).toBe(
+      'the event store is unavailable: the connection to PostgreSQL was closed while in use (the server stopped or restarted, or the network cut it); retry later',
+    );
+    expect(messageFor(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toMatch(
+      /the connection to PostgreSQL was cut .* \(ECONNRESET\); retry later$/,
+    );
+    expect(messageFor(Object.assign(new Error('x'), { code: '57P03' }))).toBe(
+      'the event store is unavailable: PostgreSQL cannot accept connections now (starting up, shutting down or in recovery) (SQLSTATE 57P03); retry later',
+    );
+    expect(messageFor(new Error('something else'))).toBe('the event store is unavailable; retry later');
   });
 
   it.each([

@@ -24,6 +24,7 @@ import {
   isSqliteDiskFull,
   isSqliteWriteFailure,
   postgresCauseOf,
+  postgresConnectionCauseOf,
 } from '@lib/event-store';
 import {
   CountingTimeoutError,
@@ -191,7 +192,7 @@ export function storeUnavailableMessage(err: EventStoreUnavailableError): string
   if (isSqliteWriteFailure(err.cause))
     return "the event store is unavailable: its file's reads or writes fail (a file-size limit, a disk quota or a failing disk; GET /health shows the error); retry once that is fixed";
   const code = (err.cause as { code?: unknown } | undefined)?.code;
-  const cause = typeof code === 'string' ? postgresCauseOf(code) : null;
+  const cause = (typeof code === 'string' ? postgresCauseOf(code) : null) ?? postgresConnectionCauseOf(err.cause);
   return cause === null ? undefined : `the event store is unavailable: ${cause}; retry later`;
 }
 

@@ -136,13 +136,42 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
  * server detail): e.g. `PostgreSQL has too many connections (SQLSTATE 53300)`; null for a code
  * without one of its own (the caller says "unavailable" only). Covers 53300 too many connections,
  * 57014 statement canceled (statement timeout), 55P03 lock not available (lock timeout), 25006
- * read-only, 53100 disk full, 57P01–57P03 shutting down or starting, 3D000 the database missing,
+ * read-only, 53100 disk full, 57P01–57P03 shutting down, starting up or in recovery, 3D000 the database missing,
  * 28P01 and 28000 the login refused, 42P01, 42883 and 3F000 the service's tables missing (only mapped to unavailable when {@link isPostgresSchemaMissing}).
  */
 export function postgresCauseOf(sqlstate: string): string | null {
   const what = POSTGRES_CAUSES[sqlstate];
   return what === undefined ? null : `${what} (SQLSTATE ${sqlstate})`;
 }
+
+/**
+ * What a failed connection to PostgreSQL says made the store unavailable, in a few words a client may be shown (no
+ * address: `/health` names it): the system's code of the socket error (`ECONNREFUSED` no server listening, `ECONNRESET`
+ * or `EPIPE` the connection cut, `ETIMEDOUT`/`EHOSTUNREACH`/`ENETUNREACH` the address unreachable, `ENOTFOUND`/`EAI_AGAIN`
+ * its host name not resolved) or node-postgres' `Connection terminated unexpectedly` (the server or the network closed
+ * it), e.g. `PostgreSQL refused the connection: no server listens at the address DATABASE_URL names (ECONNREFUSED)`;
+ * null for another error. Newcomer ncpg67 F2: these answered only "the event store is unavailable; retry later" while
+ * `/health` already said why.
+ */
+export function postgresConnectionCauseOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && POSTGRES_CONNECTION_CAUSES[code] !== undefined) return `${POSTGRES_CONNECTION_CAUSES[code]} (${code})`;
+  if (error instanceof Error && /^Connection terminated( unexpectedly)?$/.test(error.message))
+    return 'the connection to PostgreSQL was closed while in use (the server stopped or restarted, or the network cut it)';
+  return null;
+}
+
+/** {@link postgresConnectionCauseOf}'s table: socket error codes. */
+const POSTGRES_CONNECTION_CAUSES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'PostgreSQL refused the connection: no server listens at the address DATABASE_URL names',
+  ECONNRESET: 'the connection to PostgreSQL was cut (the server stopped or restarted, or the network cut it)',
+  EPIPE: 'the connection to PostgreSQL was cut (the server stopped or restarted, or the network cut it)',
+  ETIMEDOUT: "PostgreSQL's address did not answer (the host is down or unreachable)",
+  EHOSTUNREACH: "PostgreSQL's host is unreachable",
+  ENETUNREACH: "PostgreSQL's network is unreachable",
+  ENOTFOUND: "DATABASE_URL's host name could not be resolved",
+  EAI_AGAIN: "DATABASE_URL's host name could not be resolved now (DNS)",
+};
 
 /** {@link postgresCauseOf}'s table. */
 const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
@@ -153,7 +182,8 @@ const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
   '53100': "PostgreSQL's disk is full",
   '57P01': 'PostgreSQL is shutting down',
   '57P02': 'PostgreSQL is shutting down',
-  '57P03': 'PostgreSQL is starting or cannot accept connections now',
+  // One code for a server starting up, shutting down (new connections during a fast or smart stop) or in recovery (newcomer ncpg67 F2).
+  '57P03': 'PostgreSQL cannot accept connections now (starting up, shutting down or in recovery)',
   '42P01':
     "the event store's tables are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
   '42883':
