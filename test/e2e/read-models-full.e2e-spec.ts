@@ -63,11 +63,17 @@ describe('the read models cannot be written: their disk is full', () => {
     });
     expect((await http().get('/metrics')).text).toMatch(/^read_models_full 1$/m);
     const ready = await http().get('/health/ready');
-    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'store_unavailable' });
+    expect({ status: ready.status, code: ready.body.code, retryAfter: ready.headers['retry-after'] }).toEqual({
+      status: 503,
+      code: 'store_unavailable',
+      retryAfter: '2',
+    });
 
     // Writes: refused, nothing written (the log does not run ahead of what reads can show).
     const head = (await http().get('/health')).body.store.headPosition as string;
     const refused = await append('kept', 'k2');
+    // A moment before retrying (newcomer ncops67 F6: clients retrying at once spent their rate budget).
+    expect(refused.headers['retry-after']).toBe('2');
     expect({ status: refused.status, body: refused.body }).toEqual({
       status: 503,
       body: {

@@ -1873,7 +1873,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -2454,7 +2454,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -2839,7 +2839,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -3211,7 +3211,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -3604,7 +3604,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -4013,7 +4013,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -4410,7 +4410,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -4850,7 +4850,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -5247,7 +5247,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -5643,7 +5643,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -6038,7 +6038,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -6617,7 +6617,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -7111,7 +7111,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -7507,7 +7507,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -7980,7 +7980,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];
@@ -8381,7 +8381,7 @@ export interface operations {
                     "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
                     "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
                     "Referrer-Policy": components["headers"]["Referrer-Policy"];
-                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with store_unavailable: 2 (a moment before trying again; the store may stay unavailable longer: GET /health says why); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Frame-Options": components["headers"]["X-Frame-Options"];

@@ -157,6 +157,15 @@ export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string):
   };
 }
 
+/**
+ * Seconds a client should wait before sending a request answered 503 `store_unavailable` again (`Retry-After`): clients
+ * retrying at once spent their tenant's rate budget during a 10 s PostgreSQL outage and were refused 429 for a minute after
+ * it (newcomer ncops67 F6).
+ */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+/** The headers of every 503 `store_unavailable` answer. */
+export const STORE_UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = { 'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS) };
+
 /** The `pg` driver's messages (and the store's, for a new connection's first statement) when no connection was had within the connect timeout. */
 const POSTGRES_CONNECT_TIMEOUT =
   /timeout exceeded when trying to connect|Connection terminated due to connection timeout|no answer to a new connection's first statement/;
@@ -231,7 +240,7 @@ export const ROUTE_NOT_FOUND: ApiErrorBody = { code: 'route_not_found', message:
 
 /**
  * Maps an error to (status, body, headers): `headers` (lower-case names) only when the answer has
- * some of its own, `Retry-After` (whole seconds) on 503 `counting_timeout`, as on 429 and 503
+ * some of its own, `Retry-After` (whole seconds) on 503 `counting_timeout` and `store_unavailable`, as on 429 and 503
  * `shutting_down`. Exported for tests.
  */
 export function toApiError(err: unknown, path?: string): { status: number; body: ApiErrorBody; headers?: Record<string, string> } {
@@ -288,6 +297,7 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
     return {
       status: 503,
       body: storeUnavailable(err.mayHaveBeenWritten, err.mayHaveBeenWritten ? writeOutcomeUnknownMessage(err) : storeUnavailableMessage(err)),
+      headers: STORE_UNAVAILABLE_HEADERS,
     };
   const bodyParserType = (err as { type?: string } | null)?.type;
   if (bodyParserType === 'entity.too.large') return { status: 413, body: payloadTooLarge(limitOf(err), path) };

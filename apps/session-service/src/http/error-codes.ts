@@ -182,6 +182,7 @@ export const API_ERROR_CODES = {
     description:
       'the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged',
     details: ['mayHaveBeenWritten'],
+    retryAfter: '2 (a moment before trying again; the store may stay unavailable longer: GET /health says why)',
   },
   store_corrupt: {
     status: 503,

@@ -8,7 +8,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
 import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
 import { routeErrors } from '../http/error-codes';
-import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
+import { STORE_UNAVAILABLE_HEADERS, storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionClaims, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
@@ -192,7 +192,9 @@ export class HealthController {
   // holds another log than the read models were projected from (read_models_off_log: reads and writes are refused until they are
   // rebuilt), or a read, a command, the projector or the decisions feed found the read models damaged (read_models_damaged: a restart rebuilds them).
   @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'read_models_off_log', 'read_models_damaged']) })
-  async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
+  async ready(
+    @Res({ passthrough: true }) res: { status(code: number): unknown; header(name: string, value: string): unknown; raw?: object },
+  ): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
     // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
     markExpectedAnswer(res.raw ?? res, 'debug');
     // Read models of another log (a store restored under this replica): no read can be served until they are rebuilt.
@@ -211,14 +213,16 @@ export class HealthController {
     // The read models' disk is full: writes are refused and reads needing a later position answer 503 until space is freed.
     if (projector.readModelsFull) {
       res.status(503);
+      for (const [name, value] of Object.entries(STORE_UNAVAILABLE_HEADERS)) res.header(name, value);
       return storeUnavailable(false, `not ready: ${projector.readModelsFull}`);
     }
     try {
       await this.reads.ready();
     } catch (err) {
-      const { status, body } = toApiError(err);
+      const { status, body, headers } = toApiError(err);
       if (status !== 503) throw err;
       res.status(503);
+      for (const [name, value] of Object.entries(headers ?? {})) res.header(name, value);
       return body;
     }
     return { status: 'ready', projector: { checkpoint: this.projector.checkpoint().toString() } };

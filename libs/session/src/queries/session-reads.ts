@@ -20,7 +20,7 @@ import { earlierLifeErasure, revisionAtTime, revisionOutOfRangeMessage, timeOutO
 import { AcknowledgedPositions, type AcknowledgedScope } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
-import { SessionProjector } from '../read-side/session-projector';
+import { SessionProjector, unwritableForFullDisk } from '../read-side/session-projector';
 import { mapInTurns } from '../event-loop-turns';
 import { getWindowInTurns } from '../read-side/queries/window-query';
 import { listLog, listLogJson } from '../read-side/queries/session-log-query';
@@ -51,15 +51,23 @@ export class ProjectionBehindError extends SessionError {
   }
 
   /**
-   * The read models cannot reach `position` because their disk is full (the projector's
-   * `readModelsFull`): answered at once, not after `MAX_WAIT_MS`. The message names no server path
-   * (`/health` does).
+   * The read models cannot reach `position` because they cannot be written (`why`, the projector's
+   * `readModelsFull`: their disk full, or their file's reads or writes failing, {@link unwritableForFullDisk}): answered at
+   * once, not after `MAX_WAIT_MS`. The message names no server path (`/health` does).
    */
-  static readModelsFull(position: bigint, checkpoint: bigint, details?: Pick<SessionErrorDetails, 'minPosition' | 'catchingUpTo'>): ProjectionBehindError {
+  static readModelsFull(
+    why: string,
+    position: bigint,
+    checkpoint: bigint,
+    details?: Pick<SessionErrorDetails, 'minPosition' | 'catchingUpTo'>,
+  ): ProjectionBehindError {
+    const [because, until] = unwritableForFullDisk(why)
+      ? ['their disk is full', 'space is freed']
+      : ["their file's reads or writes fail (a file-size limit, a disk quota or a failing disk)", 'that is fixed'];
     return new ProjectionBehindError(
       position,
       checkpoint,
-      `the read models cannot be written: their disk is full, so they stay at position ${checkpoint} and cannot reach position ${position}, which this read needs; retry once space is freed (see /health)`,
+      `the read models cannot be written: ${because}, so they stay at position ${checkpoint} and cannot reach position ${position}, which this read needs; retry once ${until} (see /health)`,
       details,
     );
   }
@@ -363,8 +371,8 @@ export class SessionReads {
     if (target === null) return;
     const damage = this.projector.readModelsDamage();
     if (damage) throw damage;
-    if (this.projector.readModelsFull() !== null)
-      throw ProjectionBehindError.readModelsFull(target, this.projector.checkpoint(), { catchingUpTo: target.toString() });
+    const unwritable = this.projector.readModelsFull();
+    if (unwritable !== null) throw ProjectionBehindError.readModelsFull(unwritable, target, this.projector.checkpoint(), { catchingUpTo: target.toString() });
     if (!(await this.projector.waitForPosition(target, this.settings.maxWaitMs))) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
     this.caughtUp = true;
   }
@@ -459,8 +467,9 @@ export class SessionReads {
   private async reached(position: bigint): Promise<void> {
     const damage = this.projector.checkpoint() < position ? this.projector.readModelsDamage() : null;
     if (damage) throw damage;
-    if (this.projector.checkpoint() < position && this.projector.readModelsFull() !== null)
-      throw ProjectionBehindError.readModelsFull(position, this.projector.checkpoint(), { minPosition: position.toString() });
+    const unwritable = this.projector.readModelsFull();
+    if (this.projector.checkpoint() < position && unwritable !== null)
+      throw ProjectionBehindError.readModelsFull(unwritable, position, this.projector.checkpoint(), { minPosition: position.toString() });
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
     if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());
   }

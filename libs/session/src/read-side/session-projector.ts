@@ -86,6 +86,15 @@ export function isReadModelsDiskFull(error: unknown): boolean {
 }
 
 /**
+ * Whether `why` (the projector's {@link SessionProjector.readModelsFull}, holding its error's text) says their disk is full,
+ * rather than that their file's I/O fails: a full disk unless it names such a failure that is not one. The one rule the
+ * 503 messages of refused writes and reads follow (newcomer ncrecheck67 F1: a read blamed a full disk for a file-size limit).
+ */
+export function unwritableForFullDisk(why: string): boolean {
+  return isSqliteDiskFull(why) || !isSqliteWriteFailure(why);
+}
+
+/**
  * Why the read models in `file` cannot be written, `error` (or its message) being such a failure ({@link isReadModelsDiskFull}),
  * and what ends it: their disk full (free space), or their file's I/O failing (fix the limit, quota or disk).
  */

@@ -8,7 +8,8 @@
  * disk. Refused writes answer 503 `store_unavailable` (nothing written); the refusal ends, without
  * a restart, at the projector's first batch that commits once space is freed.
  */
-import { EventStoreUnavailableError, isSqliteDiskFull, isSqliteWriteFailure, type EventStore } from '@lib/event-store';
+import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
+import { unwritableForFullDisk } from '../read-side/session-projector';
 import { refusingWritesWhile } from './writes-refused-while';
 
 /**
@@ -20,8 +21,7 @@ export class ReadModelsFullError extends EventStoreUnavailableError {
   readonly diskFull: boolean;
   /** `why`: the projector's `readModelsFull` (the file, the error, the remedy). */
   constructor(why: string) {
-    // A full disk unless `why` names an I/O failure that is not one (it holds the projector's error text).
-    const diskFull = isSqliteDiskFull(why) || !isSqliteWriteFailure(why);
+    const diskFull = unwritableForFullDisk(why);
     super(
       `${why}; writes are refused until then (nothing written)`,
       diskFull
