@@ -116,8 +116,8 @@ export function marksOnClusters(marked: string): string {
   return out + text.slice(copied);
 }
 
-/** `raw` without its marks, and the marks as [open, close) pairs of UTF-16 indexes of that text, in order. */
-function unmarked(raw: string): { text: string; marks: Array<[number, number]> } {
+/** `raw` without its marks, and the marks as [open, close) pairs of UTF-16 indexes of that text, in order (an open mark left open closes at the end). */
+export function unmarked(raw: string): { text: string; marks: Array<[number, number]> } {
   const marks: Array<[number, number]> = [];
   let text = '';
   let open = -1;

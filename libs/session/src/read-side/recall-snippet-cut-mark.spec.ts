@@ -41,3 +41,29 @@ describe('cutMarkCompleted', () => {
     expect(cutMarkCompleted('…\u0001Caf\u0002…', 'nothing here', ['"café"'])).toBe('…\u0001Caf\u0002…');
   });
 });
+
+describe('a match cut unmarked at a snippet end (ncrecheck67 F2)', () => {
+  const log = new RecordedSessionLog();
+  // The window starts inside the first match (18 characters apart), or ends at the first token of a touching second one.
+  log.append('tower2', user('start', `${KANA}東京タワー${KANA.slice(0, 18)}東京タワー${KANA}`));
+  log.append('tower2', user('touching', `${KANA.slice(0, 20)}東京タワー東京タワー${KANA}`));
+  const store = projectedReadModels(log);
+  const snippets = () => searchRecall(store, { tenantId: 'default', q: '東京タワー', sessionId: 'tower2', limit: 5 }).items.map((h) => h.snippet);
+
+  it('given matches the window cuts, when recall shows them, then no part of a match is outside a mark', () => {
+    for (const snippet of snippets()) {
+      const shownText = snippet.replace(/<mark>[^<]*<\/mark>/g, '|');
+      // Whatever is outside the marks holds no piece of the phrase's start or end that belongs to a match.
+      expect({ snippet, cut: /^…?京タワー|^…?タワー|東…$|東京…$|東京タ…$/.test(shownText) }).toEqual({ snippet, cut: false });
+      expect(snippet).toContain('<mark>東京タワー');
+    }
+  });
+});
+
+describe('cutMarkCompleted at either end', () => {
+  it('marks a match the start cut falls inside, and one that starts at the last characters before the end cut', () => {
+    expect(cutMarkCompleted('…afé Olé y', 'x Café Olé y', ['"café"'])).toBe('…\u0001Café\u0002 Olé y');
+    expect(cutMarkCompleted('x \u0001Café\u0002 C…', 'x Café Café', ['"café"'])).toBe('x \u0001Café\u0002 \u0001Café\u0002');
+    expect(cutMarkCompleted('x \u0001Café\u0002C…', 'x CaféCafé z', ['"café"'])).toBe('x \u0001CaféCafé\u0002 z'.replace(' z', '…'));
+  });
+});
