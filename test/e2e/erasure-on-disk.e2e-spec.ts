@@ -106,6 +106,10 @@ describe('erasure on disk while another connection reads, and with read models m
     expect(aside).toHaveLength(1);
     const warning = `DATA_DIR holds read models moved aside as damaged (${aside[0]}): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected`;
     expect(lines.filter((line) => line.includes('moved aside as damaged'))).toEqual([`at start: ${warning}`]);
+    // The move itself is a line of the service's logger (a JSON line), not plain text on stderr (newcomer ncops67 F2).
+    expect(lines.filter((line) => line.includes(`moved aside as ${aside[0]}`))).toEqual([
+      expect.stringMatching(/^the read models file .*read-models\.sqlite is damaged \(.*\): moved aside as read-models\.sqlite\.damaged-/),
+    ]);
     expect((await harness.http().get('/health').expect(200)).body.erasure).toEqual({ pendingWalScrub: [], damagedReadModelsAside: aside });
 
     await harness.http().delete('/v1/sessions/victim').expect(200);

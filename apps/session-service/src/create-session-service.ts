@@ -12,6 +12,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import fastifyStatic from '@fastify/static';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { Logger as NestLogger } from '@nestjs/common';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
@@ -189,17 +190,23 @@ async function buildService(
   const shutdownAbort = new AbortController();
   const store = openEventStore(config);
   let readModels: ReadModelStore;
+  // What opening the read models says (a damaged file moved aside): logged at warn by the service's logger once it exists,
+  // a JSON line like every other (newcomer ncops67 F2: plain text on stderr, which a pipeline keeping JSON lines missed);
+  // on stderr when the start fails before.
+  const openingLines: string[] = [];
+  const openingLinesOnStderr = () => {
+    if (config.logLevel !== 'silent') for (const line of openingLines.splice(0)) process.stderr.write(`${line}\n`);
+  };
   try {
     // A partial copy (copy-store's mark, es_copy_in_progress) is refused before anything reads its log (SQLite: at open).
     await refuseCopyInProgress(config, store);
     // A damaged read-models file is moved aside and rebuilt from the log (unless the log is empty: refused).
     readModels = await openReadModelsSettingDamageAside(config.dataDir, path.join(config.dataDir, READ_MODEL_FILE_NAME), store, {
       quickCheck: config.sqliteQuickCheck,
-      say: (line) => {
-        if (config.logLevel !== 'silent') process.stderr.write(`${line}\n`);
-      },
+      say: (line) => openingLines.push(line),
     });
   } catch (err) {
+    openingLinesOnStderr();
     await store.close();
     throw err;
   }
@@ -215,6 +222,7 @@ async function buildService(
         if (err instanceof EventStoreSchemaMismatchError) throw databaseSchemaMismatchRefusal(err, config.databaseUrl!);
       });
   } catch (err) {
+    openingLinesOnStderr();
     readModels.close();
     await store.close();
     throw err;
@@ -266,9 +274,13 @@ async function buildService(
       bufferLogs: config.logLevel !== 'silent',
       logger: config.logLevel === 'silent' ? ['error'] : undefined,
     },
-  );
+  ).catch((err: unknown) => {
+    openingLinesOnStderr();
+    throw err;
+  });
   // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
   if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
+  for (const line of openingLines.splice(0)) new NestLogger('ReadModels').warn(line);
   // One line each time the PostgreSQL schema set-up changed the database (at start, or at first use when the server was down then).
   // (LOG_LEVEL=silent registers no pino Logger: app.get(Logger) would throw there, and nothing is logged anyway.)
   if (config.logLevel !== 'silent')
