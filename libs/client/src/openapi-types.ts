@@ -1861,6 +1861,7 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1883,7 +1884,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "read_models_off_log" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */

@@ -191,7 +191,9 @@ export class HealthController {
   // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
   // holds another log than the read models were projected from (read_models_off_log: reads and writes are refused until they are
   // rebuilt), or a read, a command, the projector or the decisions feed found the read models damaged (read_models_damaged: a restart rebuilds them).
-  @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'read_models_off_log', 'read_models_damaged']) })
+  @ApiAnswer(ReadinessSchema, {
+    errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_off_log', 'read_models_damaged']),
+  })
   async ready(
     @Res({ passthrough: true }) res: { status(code: number): unknown; header(name: string, value: string): unknown; raw?: object },
   ): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
