@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { summarizerFromEnv } from '@lib/session';
@@ -306,7 +307,18 @@ describe('loadServiceConfig: DATABASE_URL sslmode and SHUTDOWN_TIMEOUT_MS', () =
         /^DATABASE_URL=postgres(ql)?:\/\/[^ ]*: names no database \(nothing after the host( and port)?\): the driver would use the database named as the user, often the server's maintenance database postgres, and the service would create its tables there: add the database the service is to use, e.g. postgres:\/\/user:password@host:5432\/sessions/,
       );
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u:S3cret@db/' }, false)).toThrow(/^DATABASE_URL=postgres:\/\/u:\*\*\*@db\/: names no database/);
-    expect(loadServiceConfig({ DATABASE_URL: 'postgres://u@db/?database=events' }, false).databaseUrl).toBe('postgres://u@db/?database=events');
+    // A `database` parameter: the driver ignores it (newcomer ncops67 F4: the tables went to the database named as the user).
+    // What the driver connects to (its parsed parameters: not typed, read as node-postgres keeps them).
+    const databaseOf = (connectionString: string) =>
+      (new Client({ connectionString }) as unknown as { connectionParameters: { database: string } }).connectionParameters.database;
+    expect(databaseOf('postgres://u@db/?database=events')).toBe('u');
+    expect(databaseOf('postgres://u@db/a?database=events')).toBe('a');
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db/?database=events' }, false)).toThrow(
+      /^DATABASE_URL=postgres:\/\/\*\*\*@db\/\?database=events: gives the database as a parameter \(database=events\), which the PostgreSQL driver ignores: it takes the database from the path only, and would use the one named as the user: name the database in the path/,
+    );
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u:S3cret@db:5432/a?database=b' }, false)).toThrow(
+      /^DATABASE_URL=postgres:\/\/u:\*\*\*@db:5432\/a\?database=b: gives the database as a parameter \(database=b\), which the PostgreSQL driver ignores: it takes the database from the path only \(here a\)/,
+    );
     expect(loadServiceConfig({ DATABASE_URL: 'postgres://u@db:5432/events' }, false).databaseUrl).toBe('postgres://u@db:5432/events');
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db:0/events' }, false)).toThrow(
       /^DATABASE_URL=postgres:\/\/\*\*\*@db:0\/events: port 0 is no port a server can be reached on, so every connection would fail: use the server's port/,

@@ -393,9 +393,20 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
       problem: 'port 0 is no port a server can be reached on, so every connection would fail',
       fix: "use the server's port, e.g. postgres://user:password@host:5432/database (or none for 5432)",
     });
+  // The driver (pg-connection-string) takes the database from the path only: a `database` parameter is ignored, so
+  // `postgres://host?database=sessions` connected to the database named as the user (newcomer ncops67 F4: accepted, the
+  // start-up line named no database, the tables went to `postgres`), and `/a?database=b` to `a` without a word.
+  if (url.searchParams.has('database'))
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: `gives the database as a parameter (database=${url.searchParams.get('database')}), which the PostgreSQL driver ignores: it takes the database from the path only${url.pathname.length > 1 ? ` (here ${decodeURIComponent(url.pathname.slice(1))})` : ', and would use the one named as the user'}`,
+      fix: 'name the database in the path and drop the parameter, e.g. postgres://user:password@host:5432/sessions',
+    });
   // Without a database the driver connects to the one named as the user: often the server's maintenance database
   // `postgres`, where the service would create its tables (newcomer ncops65 F2: a template with an unset name did).
-  const database = url.pathname.length > 1 ? url.pathname.slice(1) : url.searchParams.get('database');
+  const database = url.pathname.length > 1 ? url.pathname.slice(1) : null;
   if (!database)
     throw new ConfigurationError({
       variable: 'DATABASE_URL',
