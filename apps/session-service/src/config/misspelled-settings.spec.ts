@@ -70,6 +70,16 @@ describe('a variable whose name is a near miss of a setting: one warn line, "X i
     ]);
   });
 
+  it('names a setting whose unit was left out of its name or replaced (newcomer ncops67 F5: SHUTDOWN_TIMEOUT=5000 started silently)', () => {
+    expect(misspelledSettingLines({ SHUTDOWN_TIMEOUT: '5000', REQUEST_TIMEOUT: '5', MAX_WAIT: '1', max_wait_seconds: '2', MAX_BODY: '9' })).toEqual([
+      'SHUTDOWN_TIMEOUT is not a setting of the service: did you mean SHUTDOWN_TIMEOUT_MS (its unit is in its name)?',
+      'REQUEST_TIMEOUT is not a setting of the service: did you mean REQUEST_TIMEOUT_MS (its unit is in its name)?',
+      'MAX_WAIT is not a setting of the service: did you mean MAX_WAIT_MS (its unit is in its name)?',
+      'max_wait_seconds is not a setting of the service: did you mean MAX_WAIT_MS (its unit is in its name)?',
+      'MAX_BODY is not a setting of the service: did you mean MAX_BODY_BYTES (its unit is in its name)?',
+    ]);
+  });
+
   it('says nothing of the settings themselves, every documented one set', () => {
     expect(misspelledSettingLines(Object.fromEntries(ENVIRONMENT_VARIABLES.map((v) => [v.name, 'x'])))).toEqual([]);
   });

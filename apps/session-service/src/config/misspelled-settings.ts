@@ -26,8 +26,9 @@ const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(REBUILD_NUMBER_VA
 
 /**
  * The lines, one per variable set in `env` (in `env`'s order) whose name is not a setting of the
- * service but a near miss of one (`nearMissOf`: letter case, or one or two edits), e.g.
- * `DATA_DIRR is not a setting of the service: did you mean DATA_DIR?`; empty when there is none.
+ * service but a near miss of one (`nearMissOf`: letter case, or one or two edits; or the setting with its unit left out
+ * or another, {@link unitSuffixMissOf}), e.g. `DATA_DIRR is not a setting of the service: did you mean DATA_DIR?`; empty
+ * when there is none.
  * Names only: a value (perhaps a secret) is never quoted. `settings` defaults to the documented variables.
  */
 export function misspelledSettingLines(env: NodeJS.ProcessEnv, settings: readonly string[] = SETTINGS): string[] {
@@ -35,8 +36,24 @@ export function misspelledSettingLines(env: NodeJS.ProcessEnv, settings: readonl
   return Object.keys(env).flatMap((name) => {
     if (env[name] === undefined || known.has(name) || TOOL_SETTINGS.has(name)) return [];
     const meant = nearMissOf(name, settings);
-    return meant === undefined ? [] : [`${name} is not a setting of the service: did you mean ${meant}?`];
+    if (meant !== undefined) return [`${name} is not a setting of the service: did you mean ${meant}?`];
+    const withUnit = unitSuffixMissOf(name, settings);
+    return withUnit === undefined ? [] : [`${name} is not a setting of the service: did you mean ${withUnit} (its unit is in its name)?`];
   });
+}
+
+/** A unit at the end of a variable's name: milliseconds, seconds, bytes, megabytes. */
+const UNIT_SUFFIX = /_(MS|MILLIS|MILLISECONDS|S|SEC|SECS|SECONDS|B|BYTES|KB|KIB|MB|MIB)$/i;
+
+/**
+ * The setting of `settings` whose name carries a unit (`SHUTDOWN_TIMEOUT_MS`, `MAX_BODY_BYTES`, `SESSION_CACHE_MAX_MB`) that
+ * `name` is with that unit left out or another one (`SHUTDOWN_TIMEOUT`, `MAX_WAIT_SECONDS`, `max_body`), any letter case;
+ * undefined when none. Three letters or more off, so no near miss of {@link misspelledSettingLines}'s first rule (newcomer
+ * ncops67 F5: `SHUTDOWN_TIMEOUT=5000` started on the default without a word).
+ */
+function unitSuffixMissOf(name: string, settings: readonly string[]): string | undefined {
+  const base = name.toUpperCase().replace(UNIT_SUFFIX, '');
+  return settings.find((setting) => setting !== name && UNIT_SUFFIX.test(setting) && setting.replace(UNIT_SUFFIX, '') === base);
 }
 
 /** What {@link SECURITY_SETTINGS} look at: the configuration as loaded, and the environment (the summarizer's variables are read from it). */
