@@ -9,26 +9,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { EventStoreUnavailableError, SqliteEventStore } from '../src';
+import { SQLITE_SCHEMA_SQL } from '../src/sqlite/sqlite-schema';
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'es-open-locked-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
- * A worker thread that opens `file` in the rollback journal, takes the write lock (BEGIN IMMEDIATE
- * and an insert) and holds it for `holdMs` ms; resolves once the lock is held.
+ * A worker thread that opens `file` in the rollback journal, sets the store's tables up (a file of other tables is
+ * refused), takes the write lock (BEGIN IMMEDIATE and an insert) and holds it for `holdMs` ms; resolves once the lock is held.
  */
 async function holdWriteLock(file: string, holdMs: number): Promise<Worker> {
   const worker = new Worker(
     `const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
      const { parentPort, workerData } = require('node:worker_threads');
      const db = new Database(workerData.file);
-     db.exec('CREATE TABLE held (x)');
+     db.exec(workerData.schema);
      db.exec('BEGIN IMMEDIATE');
-     db.exec('INSERT INTO held VALUES (1)');
+     db.exec("INSERT INTO deleted_streams VALUES ('held', 0)");
      parentPort.postMessage('held');
      setTimeout(() => { db.exec('COMMIT'); db.close(); }, workerData.holdMs);`,
-    { eval: true, workerData: { file, holdMs } },
+    { eval: true, workerData: { file, holdMs, schema: SQLITE_SCHEMA_SQL } },
   );
   await new Promise<void>((resolve, reject) => {
     worker.once('message', () => resolve());

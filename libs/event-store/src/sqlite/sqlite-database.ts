@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { COPY_MARKER_TABLE } from '../copy-marker';
 import { EventStoreSchemaNewerError } from '../errors';
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
 
@@ -12,7 +13,8 @@ import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
  * connection's write lock). Every connection of the store (the reader and the writer thread's)
  * is opened here, so they cannot differ.
  * @throws Error (better-sqlite3's) when the file cannot be opened or is not a database; EventStoreSchemaNewerError when its
- *   `user_version` is newer than {@link SQLITE_SCHEMA_VERSION} (a newer build set it up: nothing is changed).
+ *   `user_version` is newer than {@link SQLITE_SCHEMA_VERSION} (a newer build set it up: nothing is changed); Error when it
+ *   holds tables that are not the store's ({@link STORE_TABLES}: another program's database, a replica's read models).
  */
 export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Database.Database {
   if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
@@ -27,6 +29,13 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
       // A file a newer build set up (its schema may differ): refused untouched, as PostgreSQL's (newcomer ncops67 F5: it was reset to this build's version).
       const recorded = db.pragma('user_version', { simple: true }) as number;
       if (recorded > SQLITE_SCHEMA_VERSION) throw new EventStoreSchemaNewerError(recorded, SQLITE_SCHEMA_VERSION, `the SQLite event store file ${filePath}`);
+      // Another program's database, or a replica's read models named as the events file: refused before the store's tables
+      // are created in it (newcomer ncops67 F5: they were), as a PostgreSQL database holding another application's tables is.
+      const foreign = foreignTables(db);
+      if (foreign.length > 0)
+        throw new Error(
+          `it holds tables that are not the event store's (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length - 5} more` : ''}): another program's database or a replica's read models (read-models.sqlite), not an events file; nothing was changed`,
+        );
       db.exec(SQLITE_SCHEMA_SQL);
       db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
       db.exec('COMMIT');
@@ -39,6 +48,19 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
     db.close();
     throw error;
   }
+}
+
+/** The tables the event store's file may hold: its schema's and a copy's mark (SQLite's own, `sqlite_…`, aside). */
+const STORE_TABLES: ReadonlySet<string> = new Set(['events', 'streams', 'deleted_streams', COPY_MARKER_TABLE]);
+
+/** The names of `db`'s tables (and views) that are not {@link STORE_TABLES}, sorted. */
+function foreignTables(db: Database.Database): string[] {
+  const rows = db
+    .prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`)
+    .all() as Array<{
+    name: string;
+  }>;
+  return rows.map((row) => row.name).filter((name) => !STORE_TABLES.has(name));
 }
 
 /** ms between tries of `journal_mode = WAL` while another connection holds the lock it needs. */
