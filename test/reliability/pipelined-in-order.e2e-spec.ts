@@ -175,6 +175,22 @@ describe('a large-bodied request pipelined behind one slower than REQUEST_TIMEOU
     expect(statuses(conn.text())).toEqual([200, 201]);
   }, 20_000);
 
+  it('counts a 408 of a body that stalled under its method and route (newcomer ncops67 F6: method and route "unknown")', async () => {
+    const head = 'POST /v1/sessions/stall-metric/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n';
+    const count = async () => {
+      const text = (await harness.http().get('/metrics')).text;
+      const line = text
+        .split('\n')
+        .find((l) => /^http_request_duration_seconds_count\{method="POST",route="\/v1\/sessions\/:sessionId\/events",status="408"/.test(l));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    const before = await count();
+    const conn = await connection(head + '{"events":[');
+    await conn.closed;
+    expect(statuses(conn.text())).toEqual([408]);
+    expect(await count()).toBe(before + 1);
+  }, 20_000);
+
   it('still answers 408 request_timeout when its body stalls after it is processed', async () => {
     await twoEvents('pipe-stall');
     const held = summarizer.hold();

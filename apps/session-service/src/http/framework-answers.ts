@@ -396,7 +396,16 @@ export function answerClientErrors(
       );
     }
     socket.destroy();
-    metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL }, 0);
+    // A request whose head was read (its body stalled: 408) is counted under its method and route; one Node could not parse, under `unknown`.
+    metrics()?.httpDuration.observe(
+      {
+        method: inFlight?.req.method ?? 'unknown',
+        route: (inFlight && matchedPatterns.get(inFlight.req)) ?? 'unknown',
+        status: String(status),
+        tenant: NO_TENANT_LABEL,
+      },
+      0,
+    );
   };
   return (err: ClientError, socket: Socket): void => answer(err, socket);
 }
@@ -470,7 +479,11 @@ export class RouteMethods {
   }
 }
 
-/** Route patterns of requests no route handled but whose path has one (405 answers), by raw request. */
+/**
+ * Route patterns by raw request: the route's for a routed request (recorded as it starts, so an answer given outside
+ * Fastify's request, a 408 of a body that stalled, is counted under it: newcomer ncops67 F6, counted under `unknown`),
+ * or the pattern its path matches for a request no route handled (405 answers).
+ */
 const matchedPatterns = new WeakMap<object, string>();
 
 /**
@@ -511,6 +524,7 @@ export function answerNearRoutes(app: FastifyInstance): RouteMethods {
     // The router gives `/v1/sessions/` to `/v1/sessions/:sessionId` with an empty id: a trailing slash all the same,
     // unless the route itself ends with one (`/ui/`) or takes any path (`/ui/*`).
     const routed = request.routeOptions.url;
+    if (routed !== undefined && !request.is404) matchedPatterns.set(request.raw, routed);
     if (request.is404 || (routed !== undefined && !routed.endsWith('/') && !routed.endsWith('*'))) {
       const slash = trailingSlashAnswer(table, path, queryStart < 0 ? '' : request.url.slice(queryStart));
       if (slash) return void reply.code(404).send(slash);
