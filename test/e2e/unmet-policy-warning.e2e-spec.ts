@@ -14,8 +14,10 @@ describe('a policy that cannot be met is named in a warn line', () => {
   afterEach(() => jest.restoreAllMocks());
 
   /** Sets `policy` on `sessionId`, appends `events`, waits for the automatic pass, and answers the session's recorded noops and the warn lines written. */
+  let captured: string[] = [];
   async function unmet(sessionId: string, policy: object, events: object[]): Promise<{ noops: Array<Record<string, unknown>>; lines: string[] }> {
     const lines = captureLogLines(['warn']);
+    captured = lines;
     await service.http().put(`/v1/sessions/${sessionId}/policy`).send(policy).expect(200);
     await service.http().post(`/v1/sessions/${sessionId}/events`).send({ events }).expect(201);
     await service.service.app.get(AutoCompactionScheduler).whenIdle();
@@ -53,6 +55,27 @@ describe('a policy that cannot be met is named in a warn line', () => {
     expect(lines[0]).toContain('the newest turn is never archived');
   });
 
+  it('a compacted pass that leaves the trigger firing: one line saying what it keeps is over the trigger (ncpg67 F1)', async () => {
+    const lines = captureLogLines(['warn']);
+    const sessionId = 'unmet-recursive';
+    const policy = {
+      strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
+      trigger: { type: 'token-count', threshold: 50 },
+      estimator: 'chars',
+    };
+    await service.http().put(`/v1/sessions/${sessionId}/policy`).send(policy).expect(200);
+    const events = ['u1', 'u2', 'u3', 'u4'].map((id) => ({ id, type: 'user', text: `question ${id} ${'w'.repeat(80)}` }));
+    await service.http().post(`/v1/sessions/${sessionId}/events`).send({ events }).expect(201);
+    await service.service.app.get(AutoCompactionScheduler).whenIdle();
+    const history = await service.http().get(`/v1/sessions/${sessionId}/compactions`).expect(200);
+    expect(history.body.compactions).toEqual([expect.objectContaining({ outcome: 'compacted', triggerStillFires: true })]);
+    const still = lines.filter((l) => l.includes('is still over its trigger after its automatic pass'));
+    expect(still).toHaveLength(1);
+    expect(still[0]).toContain(`session "${sessionId}"`);
+    expect(still[0]).toMatch(/\(\d+ UTF-16 code units in the window after it\)/);
+    expect(still[0]).toContain('keep less');
+  });
+
   it('a pass that brings the window under its trigger writes no line', async () => {
     const { noops, lines } = await unmet(
       'met',
@@ -61,5 +84,6 @@ describe('a policy that cannot be met is named in a warn line', () => {
     );
     expect(noops).toEqual([expect.objectContaining({ outcome: 'compacted', triggerStillFires: false })]);
     expect(lines).toEqual([]);
+    expect(captured.filter((l) => l.includes('is still over its trigger'))).toEqual([]);
   });
 });

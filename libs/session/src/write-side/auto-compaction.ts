@@ -271,7 +271,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   }
 
   /**
-   * One warn line for a recorded automatic `noop` that leaves the trigger firing: a policy that
+   * One warn line for a recorded automatic pass that leaves the trigger firing: a `compacted` one (what the strategy keeps,
+   * summaries included, is over the trigger; it says to keep less or raise the trigger), and a `noop`: a policy that
    * cannot be met (DESIGN §3.5; recorded once per wait period, so at most one line per period per
    * session), saying why nothing could be archived and what to change:
    * - `open-tool-call`: a tool call's turn holds the cut back. When that call is the session's
@@ -284,9 +285,20 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
    * `estimator`: the policy's, naming the unit of the window's size.
    */
   private warnIfUnmet(tenantId: string, sessionId: string, answer: CompactionAnswer, estimator: string): void {
-    if (answer.outcome !== 'noop' || !answer.recorded || answer.triggerStillFires !== true) return;
-    const session = `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) is over its trigger and its automatic pass archived nothing`;
-    const size = `${answer.tokensBefore} ${estimator === 'chars' ? 'UTF-16 code units' : `${estimator} tokens`} in the window`;
+    if (!answer.recorded || answer.triggerStillFires !== true) return;
+    const unit = estimator === 'chars' ? 'UTF-16 code units' : `${estimator} tokens`;
+    const who = `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)})`;
+    if (answer.outcome === 'compacted') {
+      // Archived, but what it keeps (summaries included) is still over the trigger (newcomer ncpg67 F1: recursive summaries of the
+      // extractive summarizer cost about what they replace, 18 passes in 60 turns, each saving a few tokens, without a word).
+      this.logger.warn(
+        `${who} is still over its trigger after its automatic pass (${answer.tokensAfter} ${unit} in the window after it): what the strategy keeps, summaries included, is over the trigger; keep less (a lower maxEvents, maxTurns, maxTokens or maxEventsToKeep, fewer keepTurns, a lower summarizeAtTokens) or raise the trigger (a recursive-summarization summary may cost as much as what it replaces, and the built-in extractive summarizer's does, up to its bound: rolling-summary holds its summary to half of summarizeAtTokens); the next automatic pass waits for the window to grow (DESIGN §3.5)`,
+      );
+      return;
+    }
+    if (answer.outcome !== 'noop') return;
+    const session = `${who} is over its trigger and its automatic pass archived nothing`;
+    const size = `${answer.tokensBefore} ${unit} in the window`;
     const why =
       answer.reason === 'open-tool-call'
         ? `tool call ${JSON.stringify(answer.toolCallId)} (event ${JSON.stringify(answer.eventId)}) holds the cut back (open-tool-call; ${size}). If that call was answered long ago, a tool answer was appended after a later user message (writers interleaving answers and user messages pin the session from that call on): post each tool answer before the session's next user message, or give each worker its own session`
