@@ -316,6 +316,10 @@ describe('loadServiceConfig: DATABASE_URL sslmode and SHUTDOWN_TIMEOUT_MS', () =
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db/?database=events' }, false)).toThrow(
       /^DATABASE_URL=postgres:\/\/\*\*\*@db\/\?database=events: gives the database as a parameter \(database=events\), which the PostgreSQL driver ignores: it takes the database from the path only, and would use the one named as the user: name the database in the path/,
     );
+    for (const parameter of ['dbname', 'DATABASE', 'DbName'])
+      expect(() => loadServiceConfig({ DATABASE_URL: `postgres://u@db/a?${parameter}=b` }, false)).toThrow(
+        new RegExp(`gives the database as a parameter \\(${parameter}=b\\), which the PostgreSQL driver ignores`),
+      );
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u:S3cret@db:5432/a?database=b' }, false)).toThrow(
       /^DATABASE_URL=postgres:\/\/u:\*\*\*@db:5432\/a\?database=b: gives the database as a parameter \(database=b\), which the PostgreSQL driver ignores: it takes the database from the path only \(here a\)/,
     );

@@ -396,12 +396,14 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   // The driver (pg-connection-string) takes the database from the path only: a `database` parameter is ignored, so
   // `postgres://host?database=sessions` connected to the database named as the user (newcomer ncops67 F4: accepted, the
   // start-up line named no database, the tables went to `postgres`), and `/a?database=b` to `a` without a word.
-  if (url.searchParams.has('database'))
+  // (also `dbname`, libpq's name for it, and any letter case: newcomer ncrecheck68 N3)
+  const databaseParameter = [...url.searchParams.keys()].find((key) => /^(database|dbname)$/i.test(key));
+  if (databaseParameter !== undefined)
     throw new ConfigurationError({
       variable: 'DATABASE_URL',
       value: raw!,
       mask: 'url',
-      problem: `gives the database as a parameter (database=${url.searchParams.get('database')}), which the PostgreSQL driver ignores: it takes the database from the path only${url.pathname.length > 1 ? ` (here ${decodeURIComponent(url.pathname.slice(1))})` : ', and would use the one named as the user'}`,
+      problem: `gives the database as a parameter (${databaseParameter}=${url.searchParams.get(databaseParameter)}), which the PostgreSQL driver ignores: it takes the database from the path only${url.pathname.length > 1 ? ` (here ${decodeURIComponent(url.pathname.slice(1))})` : ', and would use the one named as the user'}`,
       fix: 'name the database in the path and drop the parameter, e.g. postgres://user:password@host:5432/sessions',
     });
   // Without a database the driver connects to the one named as the user: often the server's maintenance database

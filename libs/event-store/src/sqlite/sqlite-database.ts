@@ -26,16 +26,20 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
     db.pragma('secure_delete = ON');
     db.exec('BEGIN IMMEDIATE');
     try {
+      // Another program's database, or a replica's read models named as the events file (newcomer ncops67 F5: the store's
+      // tables were created in it), is refused before anything is created in it, as a PostgreSQL database holding another
+      // application's tables is; a file without the store's `events` table is told so whatever version it records (a read
+      // models file records its own: newcomer ncrecheck68 N1 was told to start a newer build).
+      const foreign = foreignTables(db);
+      const foreignFile = () =>
+        new Error(
+          `it holds tables that are not the event store's (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length - 5} more` : ''}): another program's database or a replica's read models (read-models.sqlite), not an events file; nothing was changed`,
+        );
+      if (foreign.length > 0 && !hasEventsTable(db)) throw foreignFile();
       // A file a newer build set up (its schema may differ): refused untouched, as PostgreSQL's (newcomer ncops67 F5: it was reset to this build's version).
       const recorded = db.pragma('user_version', { simple: true }) as number;
       if (recorded > SQLITE_SCHEMA_VERSION) throw new EventStoreSchemaNewerError(recorded, SQLITE_SCHEMA_VERSION, `the SQLite event store file ${filePath}`);
-      // Another program's database, or a replica's read models named as the events file: refused before the store's tables
-      // are created in it (newcomer ncops67 F5: they were), as a PostgreSQL database holding another application's tables is.
-      const foreign = foreignTables(db);
-      if (foreign.length > 0)
-        throw new Error(
-          `it holds tables that are not the event store's (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length - 5} more` : ''}): another program's database or a replica's read models (read-models.sqlite), not an events file; nothing was changed`,
-        );
+      if (foreign.length > 0) throw foreignFile();
       db.exec(SQLITE_SCHEMA_SQL);
       db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
       db.exec('COMMIT');
@@ -52,6 +56,11 @@ export function openSqliteDatabase(filePath: string, busyTimeoutMs: number): Dat
 
 /** The tables the event store's file may hold: its schema's and a copy's mark (SQLite's own, `sqlite_…`, aside). */
 const STORE_TABLES: ReadonlySet<string> = new Set(['events', 'streams', 'deleted_streams', COPY_MARKER_TABLE]);
+
+/** Whether `db` holds the store's `events` table. */
+function hasEventsTable(db: Database.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get() !== undefined;
+}
 
 /** The names of `db`'s tables (and views) that are not {@link STORE_TABLES}, sorted. */
 function foreignTables(db: Database.Database): string[] {
