@@ -53,7 +53,7 @@ export interface SessionProjectorState {
    */
   readModelsDamaged: boolean;
   /**
-   * While `lastError` says the read models cannot be written ({@link isReadModelsDiskFull}: their disk full, or their
+   * While `lastError` says the read models cannot be written ({@link isReadModelsUnwritable}: their disk full, or their
    * file's reads or writes failing, e.g. past a file-size limit or a quota): why, saying where and the remedy (free space
    * on the file system of `read-models.sqlite`, or fix what fails its writes); null otherwise. The projector retries (at most every `maxRetryDelayMs`)
    * and this turns null at its first batch that commits.
@@ -81,7 +81,7 @@ export function isReadModelsLocked(error: unknown): boolean {
  * where the log ran 33 appends ahead and `/health` said ok), also as the message of a batch that failed in the worker
  * thread; not a failure of the event store itself ({@link EventStoreUnavailableError}, which the projector only reads).
  */
-export function isReadModelsDiskFull(error: unknown): boolean {
+export function isReadModelsUnwritable(error: unknown): boolean {
   return !(error instanceof EventStoreUnavailableError) && isSqliteWriteFailure(error);
 }
 
@@ -95,7 +95,7 @@ export function unwritableForFullDisk(why: string): boolean {
 }
 
 /**
- * Why the read models in `file` cannot be written, `error` (or its message) being such a failure ({@link isReadModelsDiskFull}),
+ * Why the read models in `file` cannot be written, `error` (or its message) being such a failure ({@link isReadModelsUnwritable}),
  * and what ends it: their disk full (free space), or their file's I/O failing (fix the limit, quota or disk).
  */
 function unwritableReadModels(file: string, error: unknown): { because: string; until: string } {
@@ -314,7 +314,7 @@ export class SessionProjector {
   /** The failure of `lastError` while it is the read models' damage ({@link readModelsDamage}). */
   private lastDamage: Error | null = null;
   /** Whether `lastError` is the read models' disk found full (see {@link SessionProjectorState.readModelsFull}). */
-  private lastErrorDiskFull = false;
+  private lastErrorUnwritable = false;
   private readonly logger = new Logger('Projector');
   private lastErrorAt: string | null = null;
   private subscription: Subscription | null = null;
@@ -431,13 +431,13 @@ export class SessionProjector {
 
   /**
    * While the projector's last batch failed because the disk holding the read models is full
-   * ({@link isReadModelsDiskFull}): why they cannot be written, naming the file, their checkpoint
+   * ({@link isReadModelsUnwritable}): why they cannot be written, naming the file, their checkpoint
    * and the remedy; null otherwise (also before any failure, and once a batch commits again).
    * Reads then answer at once instead of waiting for positions the projector cannot reach, and
    * writes are refused, so the log does not run ahead of what reads can show.
    */
   readModelsFull(): string | null {
-    if (this.lastError === null || !this.lastErrorDiskFull) return null;
+    if (this.lastError === null || !this.lastErrorUnwritable) return null;
     const { because, until } = unwritableReadModels(this.store.file, this.lastError);
     return `the read models cannot be written: ${because} (${this.lastError}); they stay at position ${this.current} until ${until}`;
   }
@@ -792,7 +792,7 @@ export class SessionProjector {
           this.logger.warn(
             `the read models in ${this.store.file} are locked by another connection (${message.slice(0, 300)}: another process holds the file's write lock, e.g. a sqlite3 shell with an open transaction); the projector retries (at most every ${this.options.maxRetryDelayMs} ms), and reads needing a later position than ${this.current} wait for it meanwhile (503 projection_behind after their wait)`,
           );
-        else if (this.lastError === null && isReadModelsDiskFull(error)) {
+        else if (this.lastError === null && isReadModelsUnwritable(error)) {
           const { because, until } = unwritableReadModels(this.store.file, error);
           this.logger.warn(
             `the read models cannot be written: ${because} (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until ${until}; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
@@ -805,7 +805,7 @@ export class SessionProjector {
         this.lastErrorAt = new Date().toISOString();
         this.lastErrorDamage = isReadModelsDamage(error);
         this.lastDamage = this.lastErrorDamage ? (error as Error) : null;
-        this.lastErrorDiskFull = isReadModelsDiskFull(error);
+        this.lastErrorUnwritable = isReadModelsUnwritable(error);
         if (this.lastErrorDamage) for (const listener of this.damageListeners) listener(error as Error);
       } finally {
         await subscription?.close().catch(() => undefined);

@@ -16,7 +16,7 @@ import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } f
 import { isCompactionDecision } from '../decider/client-expected-revision';
 import { ErasureInterruptedError, SessionNotFoundError } from '../errors';
 import { COMMAND_EVENT_STORE } from '../tokens';
-import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsDiskFull, isReadModelsLocked, SessionProjector } from '../read-side/session-projector';
+import { EVENT_LOOP_LOCK_WAIT_MS, isReadModelsUnwritable, isReadModelsLocked, SessionProjector, unwritableForFullDisk } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 import { sessionClaimName } from './session-claims';
@@ -322,7 +322,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * thread holds the lock for seconds). When the lock is still held then (another process holds it),
    * the erasure is answered anyway: it is in the log, reads of the session wait for its record (this
    * process acknowledged it), and the projector erases the rows there once the lock is released; one
-   * warn line says so. The same when the read models' disk is full (`isReadModelsDiskFull`: it
+   * warn line says so. The same when the read models cannot be written, their disk full or their file's I/O failing (`isReadModelsUnwritable`: it
    * answered 500 after 5 s, the erasure being in the log; newcomer ncdiskfull F1), without retries.
    * @throws what the erasure throws but `SQLITE_BUSY` and a full disk.
    */
@@ -333,9 +333,9 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data), EVENT_LOOP_LOCK_WAIT_MS);
         return;
       } catch (error) {
-        if (isReadModelsDiskFull(error)) {
+        if (isReadModelsUnwritable(error)) {
           this.logger.warn(
-            `the erasure of session ${quoteInput(command.sessionId)} is recorded at position ${record.position}, but the read models cannot be written (the disk holding them is full: ${(error as Error).message}): its rows stay in them until the projector reaches the record once space is freed (reads of the session wait for it)`,
+            `the erasure of session ${quoteInput(command.sessionId)} is recorded at position ${record.position}, but the read models cannot be written (${unwritableForFullDisk((error as Error).message) ? 'the disk holding them is full' : 'reading or writing them fails'}: ${(error as Error).message}): its rows stay in them until the projector reaches the record once ${unwritableForFullDisk((error as Error).message) ? 'space is freed' : 'that is fixed'} (reads of the session wait for it)`,
           );
           return;
         }
