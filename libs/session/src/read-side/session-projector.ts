@@ -95,11 +95,12 @@ export function unwritableForFullDisk(why: string): boolean {
 }
 
 /**
- * Why the read models in `file` cannot be written, `error` (or its message) being such a failure ({@link isReadModelsUnwritable}),
- * and what ends it: their disk full (free space), or their file's I/O failing (fix the limit, quota or disk).
+ * Why the read models in `file` cannot be written, `why` (the failure's text, `Name: message`) being such a failure
+ * ({@link isReadModelsUnwritable}), and what ends it, told apart by {@link unwritableForFullDisk}: their disk full (free
+ * space), or their file's I/O failing (fix the limit, quota or disk).
  */
-function unwritableReadModels(file: string, error: unknown): { because: string; until: string } {
-  return isSqliteDiskFull(error)
+function unwritableReadModels(file: string, why: string): { because: string; until: string } {
+  return unwritableForFullDisk(why)
     ? { because: `the disk holding ${file} is full`, until: 'space is freed on its file system' }
     : { because: `reading or writing ${file} fails`, until: 'what fails its I/O is fixed (a file-size limit such as ulimit -f, a disk quota, a failing disk)' };
 }
@@ -793,7 +794,7 @@ export class SessionProjector {
             `the read models in ${this.store.file} are locked by another connection (${message.slice(0, 300)}: another process holds the file's write lock, e.g. a sqlite3 shell with an open transaction); the projector retries (at most every ${this.options.maxRetryDelayMs} ms), and reads needing a later position than ${this.current} wait for it meanwhile (503 projection_behind after their wait)`,
           );
         else if (this.lastError === null && isReadModelsUnwritable(error)) {
-          const { because, until } = unwritableReadModels(this.store.file, error);
+          const { because, until } = unwritableReadModels(this.store.file, message);
           this.logger.warn(
             `the read models cannot be written: ${because} (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until ${until}; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
           );
