@@ -101,6 +101,28 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     expect(published.body).toEqual(replied!.body);
   });
 
+  it('answers a wildcard session token on Reply-To only, pointing at the wildcard (ncrecheck67: the rule alone)', async () => {
+    for (const [session, at] of [
+      ['*', 1],
+      ['a.*', 3],
+      ['a.>', 3],
+    ] as const) {
+      const inbox = createInbox();
+      const sub = nats.nc.subscribe(inbox, { max: 1 });
+      await publishCommand(nats.client.js, subject(session, 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+      for await (const m of sub) {
+        expect({ status: m.headers?.get('Status'), body: m.json() }).toEqual({
+          status: '400',
+          body: {
+            code: 'invalid_session_id',
+            parameter: 'sessionId',
+            message: expect.stringMatching(new RegExp(`: "[*>]" \\(U\\+00(2A|3E)\\) is character ${at}$`)),
+          },
+        });
+      }
+    }
+  });
+
   it('rejects bad input with its error published, no redelivery, and the log unchanged', async () => {
     await harness
       .http()
@@ -123,7 +145,13 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         code: 'malformed_body',
         resultsOf: `${prefix}.results.default.target`,
       },
-      { subject: subject('bad$session', 'compact'), body: compactBody, code: 'invalid_session_id', resultsOf: `${prefix}.results.default.bad$session` },
+      {
+        subject: subject('bad$session', 'compact'),
+        body: compactBody,
+        code: 'invalid_session_id',
+        resultsOf: `${prefix}.results.default.bad$session`,
+        message: 'sessionId: use 1 to 128 ASCII letters, digits or _ - : @ . (not "." or ".."): "$" (U+0024) is character 4',
+      },
       {
         subject: subject('x'.repeat(129), 'compact'),
         body: compactBody,

@@ -1240,12 +1240,28 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&sessionId=a%20b',
     status: 400,
     code: 'invalid_session_id',
-    mentions: /^sessionId: use 1 to 128 ASCII letters, digits/,
+    // Where the id fails, not only the rule (ncrecheck67: a `*` was not pointed at).
+    mentions: /^sessionId: use 1 to 128 ASCII letters, digits.*: " " \(U\+0020\) is character 2$/,
   },
 
   // ---- DELETE and unknown routes
   { name: 'erase: unknown session', method: 'delete', path: '/v1/sessions/never-seen', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
-  { name: 'erase: malformed session id', method: 'delete', path: '/v1/sessions/bad%20id', status: 400, code: 'invalid_session_id', mentions: /sessionId/ },
+  {
+    name: 'erase: malformed session id',
+    method: 'delete',
+    path: '/v1/sessions/bad%20id',
+    status: 400,
+    code: 'invalid_session_id',
+    mentions: /sessionId: .*" " \(U\+0020\) is character 4$/,
+  },
+  {
+    name: 'erase: over-long session id',
+    method: 'delete',
+    path: `/v1/sessions/${'s'.repeat(129)}`,
+    status: 400,
+    code: 'invalid_session_id',
+    mentions: /sessionId: use 1 to 128 .*: it has 129 characters$/,
+  },
   {
     name: 'erase: unknown query parameter',
     method: 'delete',

@@ -22,16 +22,16 @@ import {
   type EventToAppend,
   type RequestedBy,
 } from '@lib/session';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
+import { nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
+import { sessionIdProblem } from '../http/session-id-rule';
 import { validate } from '../http/validate';
 import { checkAppendRoute } from './append-route-hint';
 import { misplacedField, POLICY_FOREIGN_FIELDS, type ParameterBody } from './misplaced-field';
 
-/** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
+/** Validates a session id ({@link sessionIdProblem}). @throws InvalidRequestError (400 `invalid_session_id`, saying what to fix and where). */
 export function checkSessionId(sessionId: string): string {
-  if (!SESSION_ID_PATTERN.test(sessionId)) {
-    throw new InvalidRequestError('sessionId', `sessionId: ${SESSION_ID_RULE}`, 'invalid_session_id');
-  }
+  const problem = sessionIdProblem(sessionId);
+  if (problem !== undefined) throw new InvalidRequestError('sessionId', `sessionId: ${problem}`, 'invalid_session_id');
   return sessionId;
 }
 

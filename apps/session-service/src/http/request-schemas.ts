@@ -30,6 +30,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { booleanQueryParam } from './boolean-query-param';
 import { CLIENT_DATE_TIME_PATTERN } from './client-time-pattern';
 import { decimalRangePattern } from './decimal-range-pattern';
+import { SESSION_ID_PATTERN, sessionIdProblem } from './session-id-rule';
 import { identityFilter } from './validate';
 
 /**
@@ -590,15 +591,7 @@ export const MAX_TOOL_CALLS_PER_EVENT = 128;
 /** Most tool responses one native tool event may hold; more are refused (400): they go in further tool events. */
 export const MAX_RESPONSES_PER_EVENT = 128;
 
-/**
- * Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters, but not `.` or `..`
- * (URL clients resolve those path segments away: fetch turns `/v1/sessions/%2e%2e/window` into
- * `/v1/window`, so such a session could be written but never read by the typed client or `/ui`).
- */
-export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
-
-/** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
-export const SESSION_ID_RULE = 'use 1 to 128 ASCII letters, digits or _ - : @ . (not "." or "..")';
+export { SESSION_ID_PATTERN, SESSION_ID_RULE } from './session-id-rule';
 
 /** Compaction ids (recall's `compactionId` filter, the compaction paths): UUIDs in any case (`COMPACTION_ID_PATTERN` of the domain). */
 export { COMPACTION_ID_PATTERN };
@@ -883,7 +876,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       sessionId: identityFilter(
         z
           .string()
-          .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })
+          .regex(SESSION_ID_PATTERN, { error: (iss) => sessionIdProblem(String(iss.input)) })
           .describe(
             'only hits of this session (an id: 1 to 128 ASCII letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
           )

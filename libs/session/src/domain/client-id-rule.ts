@@ -33,8 +33,8 @@ function firstInvisible(id: string): { codePoint: number; at: number } | undefin
   return undefined;
 }
 
-/** `U+200D` for a code point. */
-const unicodeName = (codePoint: number) => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+/** A code point's Unicode name form, e.g. `U+200D` for 0x200D (at least 4 upper-case hex digits). */
+export const unicodeName = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** What is wrong with `id` as a client id (a message to follow the field name), or undefined when it is valid. */
 export function clientIdProblem(id: string): string | undefined {
