@@ -193,3 +193,18 @@ export async function requestIdHeader(eraseId: string): Promise<void> {
   // @ts-expect-error no other header is a declared parameter
   await client.GET('/health', { params: { header: { 'X-Trace-Id': 'x' } } });
 }
+
+/**
+ * A strategy sent is `Schemas['StrategyInput']` (parameters optional), the answers' `Schemas['Strategy']` has every
+ * parameter; a policy read with GET is sent back with PUT as it is (client README, "Named types"; newcomer ncagent69 F1).
+ */
+export async function strategyTypes(): Promise<void> {
+  const client = createSessionServiceClient('http://localhost:3000');
+  const sent: Schemas['StrategyInput'] = { type: 'rolling-summary', keepTurns: 2 };
+  await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: 's' } }, body: { strategy: sent } });
+  // @ts-expect-error the answers' Strategy has every parameter: it does not type a request's partial strategy
+  const answered: Schemas['Strategy'] = { type: 'rolling-summary', keepTurns: 2 };
+  void answered;
+  const { data } = await client.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 's' } } });
+  if (data?.strategy) await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 's' } }, body: data });
+}
