@@ -169,4 +169,53 @@ describeUnlessSkipped(skipReason, 'a PostgreSQL store restored from an older bac
     }
     await expectTheRestoredLog(() => startService({ dataDir: replica, env }));
   });
+
+  // Newcomer ncdata69 F1: a failed copy-store's clean-up emptied the database under a running replica (its head went from
+  // 1460 back to 1408). The replica's projector waited past its checkpoint for ever: /health said ok, appends answered 201 and
+  // were never shown (404, 503 projection_behind), sessions the store no longer held were served; noticed only at a restart.
+  it('a running replica whose store log goes back below its checkpoint notices it at its next read: 503 read_models_off_log, /health unavailable', async () => {
+    const env = { DATABASE_URL: db.url };
+    const replica = await startService({ dataDir: path.join(root, 'running'), env });
+    try {
+      await post(replica, 'kept', 1, 'k');
+      await post(replica, 'gone', 5, 'g');
+      await untilReady(replica);
+      const head = await replica.service.store.headPosition();
+      // What the clean-up did: the log cut back to its first event.
+      const first = (await replica.service.store.readAll({ fromPosition: 0n, maxCount: 1 }))[0].position;
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        await client.query('DELETE FROM es_events WHERE position > $1', [first.toString()]);
+        await client.query('DELETE FROM es_streams s WHERE NOT EXISTS (SELECT 1 FROM es_events e WHERE e.stream = s.stream)');
+        await client.query('UPDATE es_head SET position = $1', [first.toString()]);
+      } finally {
+        await client.end();
+      }
+      expect(await replica.service.store.headPosition()).toBeLessThan(head);
+      // A write the store takes at a position the read models passed, then a read of it: the replica finds out.
+      await replica
+        .http()
+        .post('/v1/sessions/after/messages')
+        .send({ messages: [{ id: 'a1', role: 'user', content: 'after the cut' }] });
+      // Within a second or two (the projector reads the head every LOG_HEAD_CHECK_INTERVAL_MS).
+      let read = await replica.http().get('/v1/sessions/after/window');
+      for (
+        const until = Date.now() + 10_000;
+        read.body.code !== 'read_models_off_log' && Date.now() < until;
+        read = await replica.http().get('/v1/sessions/after/window')
+      )
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const health = await replica.http().get('/health');
+      expect({ read: read.status, code: read.body.code, health: health.body.status, offLog: health.body.projector.lastError }).toEqual({
+        read: 503,
+        code: 'read_models_off_log',
+        health: 'unavailable',
+        offLog: expect.stringMatching(/^ReadModelsOfAnotherLogError: .*projected up to position \d+, but the event store's log ends at \d+/),
+      });
+      expect((await replica.http().get('/v1/sessions/gone/window')).body.code).toBe('read_models_off_log');
+    } finally {
+      await replica.stop();
+    }
+  });
 });

@@ -91,7 +91,7 @@ export class EventStoreClosedError extends EventStoreUnavailableError {
  * `sqlite3 <file> .recover` into a new file (https://sqlite.org/recovery.html).
  */
 export class EventStoreCorruptError extends EventStoreUnavailableError {
-  override readonly name = 'EventStoreCorruptError';
+  override readonly name: string = 'EventStoreCorruptError';
   constructor(
     readonly file: string,
     readonly reason: string,
@@ -101,6 +101,23 @@ export class EventStoreCorruptError extends EventStoreUnavailableError {
       `the event store file ${file} is damaged (${reason}): nothing more is written to it; stop the service and restore ${file} from a backup, or recover what is readable with sqlite3 ${file} ".recover" into a new file and put that in its place (remove the -wal and -shm files next to it)`,
       cause,
     );
+  }
+}
+
+/**
+ * The store's database file `file` was replaced or removed while the store had it open
+ * (`change`: e.g. a backup moved onto its path by `mv`, or the file deleted): the open connection
+ * still reads and writes the old file, now unlinked, so a write acknowledged there would be lost at
+ * stop, and another process opening the path (a replica sharing it, this service's writer thread
+ * restarted) would fork the log. Handled as a damaged file is (the store refuses every operation
+ * from then on, 503 `store_corrupt`); its message says to restart the service, which opens the file
+ * now at the path (a restore stops the service first: README "Backup and restore").
+ */
+export class EventStoreReplacedError extends EventStoreCorruptError {
+  override readonly name: string = 'EventStoreReplacedError';
+  constructor(file: string, change: string) {
+    super(file, change);
+    this.message = `the event store file ${file} was replaced or removed while the service ran (${change}): nothing more is written, here or in the file now at that path; restart the service to open the file at ${file} (to restore a backup, stop the service first, then put the backup in place)`;
   }
 }
 

@@ -13,13 +13,14 @@ import type { EventStore } from './event-store.port';
  * past it). The readable head is read first, then the event after `checkpoint`: every event up to
  * that head that will ever exist was visible to the read that followed (see
  * {@link EventStore.readableHead}), so a follower at `checkpoint` may take the answer as its
- * checkpoint without ever skipping an event. Reading the head second, or taking
+ * checkpoint without ever skipping an event (`readableHead`: that head when the caller read it just
+ * before, saving a read). Reading the head second, or taking
  * {@link EventStore.headPosition}, may skip a whole append (SQLite's writer thread: a batch
- * committed whose answer has not arrived, not yet readable). Two reads of the store.
+ * committed whose answer has not arrived, not yet readable). Two reads of the store at most.
  * @throws what `readableHead` and `readAll` throw (e.g. EventStoreUnavailableError).
  */
-export async function headToSkipTo(store: Pick<EventStore, 'readableHead' | 'readAll'>, checkpoint: bigint): Promise<bigint | null> {
-  const head = await store.readableHead();
+export async function headToSkipTo(store: Pick<EventStore, 'readableHead' | 'readAll'>, checkpoint: bigint, readableHead?: bigint): Promise<bigint | null> {
+  const head = readableHead ?? (await store.readableHead());
   if (head <= checkpoint) return null;
   const [next] = await store.readAll({ fromPosition: checkpoint, maxCount: 1 });
   return next === undefined || next.position > head ? head : null;

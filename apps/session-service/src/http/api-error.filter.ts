@@ -18,6 +18,7 @@ import { InvalidParameterError, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENG
 import {
   EventStoreClosedError,
   EventStoreCorruptError,
+  EventStoreReplacedError,
   EventStoreUnavailableError,
   PostgresNoAnswerError,
   isClosedBeforePostgresAnswer,
@@ -257,6 +258,15 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }
+  if (err instanceof EventStoreReplacedError)
+    return {
+      status: 503,
+      body: {
+        code: 'store_corrupt',
+        message:
+          "the event store's file was replaced or removed while the service ran: nothing was written, and nothing will be until the service is restarted (it then opens the file now at its path; to restore a backup, stop the service first; GET /health names the file)",
+      },
+    };
   if (err instanceof EventStoreCorruptError)
     return {
       status: 503,

@@ -1,7 +1,13 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
 import { MAX_REVISION } from '../revision-text';
-import { EventStoreCopyInProgressError, EventStoreCorruptError, EventStoreSchemaNewerError, EventStoreUnavailableError } from '../errors';
+import {
+  EventStoreCopyInProgressError,
+  EventStoreCorruptError,
+  EventStoreReplacedError,
+  EventStoreSchemaNewerError,
+  EventStoreUnavailableError,
+} from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -29,6 +35,7 @@ import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors
 import { sqliteQuickCheck } from './sqlite-quick-check';
 import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite-wal-purge';
 import { freezeShared } from '../shared-value-freeze';
+import { SqliteFileIdentity } from './sqlite-file-identity';
 import { probeSqliteWrite } from './sqlite-write-probe';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
@@ -154,6 +161,8 @@ export class SqliteEventStore implements EventStore {
   /** Set by the first error saying the file is damaged: from then on every operation is refused with it. */
   private corruption: EventStoreCorruptError | null = null;
   private readonly corruptionListeners: Array<(error: EventStoreCorruptError) => void> = [];
+  /** The file its path named at open, checked before each operation and batch of writes ({@link assertSameFile}); null for `':memory:'`. */
+  private readonly identity: SqliteFileIdentity | null;
   /** {@link tryClaim}'s lock files, or null for `':memory:'` (no claims). */
   private readonly claims: SqliteClaims | null;
   /**
@@ -180,6 +189,7 @@ export class SqliteEventStore implements EventStore {
     this.useWriterThread = options.writerThread === true && db.name !== ':memory:';
     this.busyTimeoutMs = busyTimeoutOf(options);
     this.claims = db.name === ':memory:' ? null : new SqliteClaims(db.name);
+    this.identity = SqliteFileIdentity.of(db.name);
     if (this.claims) {
       const claims = this.claims;
       this.tryClaim = (name) => claims.tryClaim(name);
@@ -466,7 +476,8 @@ export class SqliteEventStore implements EventStore {
    */
   private flush(): void {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
-    // Nothing more is written into a damaged file (queued before the damage was found).
+    // Nothing more is written into a damaged file (queued before the damage was found), nor into one no longer at its path.
+    if (!this.corruption) this.assertSameFile();
     if (this.corruption) return batch.forEach((op) => op.reject(this.corruption));
     if (this.useWriterThread) {
       if (!this.writerThread || this.writerThread.failed) {
@@ -579,8 +590,21 @@ export class SqliteEventStore implements EventStore {
     return failure;
   }
 
+  /**
+   * Puts the store in its corrupt state ({@link storeError}'s, telling the listeners once) with an
+   * {@link EventStoreReplacedError} when the file's path no longer names the file it opened
+   * ({@link SqliteFileIdentity}): every operation is then refused, so nothing is acknowledged into
+   * an unlinked file and no writer thread opens the new one beside this connection (ncdata69 F2).
+   */
+  private assertSameFile(): void {
+    const change = this.identity?.change();
+    if (change !== undefined) this.storeError(new EventStoreReplacedError(this.db.name, change));
+  }
+
+  /** Throws unless the store is open, sound and its file still at its path ({@link assertSameFile}: one `stat(2)` per operation). */
   private assertOpen(): void {
     if (this.closed) throw new EventStoreUnavailableError('the SQLite event store is closed');
+    if (!this.corruption) this.assertSameFile();
     if (this.corruption) throw this.corruption;
   }
 

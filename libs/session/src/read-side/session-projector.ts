@@ -208,6 +208,9 @@ export const LARGE_BATCH_TEXT = 256 * 1024;
  */
 export const TAIL_CHECK_IDLE_MS = 50;
 
+/** How often (ms) a following projector reads the store's head to find a log that went back below its checkpoint (`endIfLogWentBack`). */
+export const LOG_HEAD_CHECK_INTERVAL_MS = 1_000;
+
 /** How long (ms) the worker thread for large batches stays idle before it ends. */
 const LARGE_BATCH_WORKER_IDLE_MS = 30_000;
 
@@ -766,6 +769,7 @@ export class SessionProjector {
     let delay = this.options.retryDelayMs;
     while (this.running) {
       let subscription: Subscription | null = null;
+      let headWatch: NodeJS.Timeout | null = null;
       try {
         // The head first: once the checkpoint reaches it, the projector has caught up (see reachedHeadOnce), and a failure is over.
         const head = await this.headUnlessStopped(eventStore);
@@ -778,6 +782,7 @@ export class SessionProjector {
         // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
         subscription = eventStore.subscribeToAll({ fromPosition: this.current });
         this.subscription = subscription;
+        headWatch = this.watchLogHead(eventStore);
         await this.consume(subscription, () => {
           delay = this.options.retryDelayMs;
         });
@@ -809,6 +814,7 @@ export class SessionProjector {
         this.lastErrorUnwritable = isReadModelsUnwritable(error);
         if (this.lastErrorDamage) for (const listener of this.damageListeners) listener(error as Error);
       } finally {
+        if (headWatch !== null) clearInterval(headWatch);
         await subscription?.close().catch(() => undefined);
         this.subscription = null;
       }
@@ -966,6 +972,33 @@ export class SessionProjector {
     }, this.options.tailCheckIdleMs);
   }
 
+  /**
+   * Ends the subscription when the store's readable `head` is below the checkpoint: heads never go
+   * back on one log, so the log the read models follow is gone (a store emptied, restored or replaced
+   * under this replica, newcomer ncdata69 F1: appends were acknowledged at positions the read models
+   * had passed and never projected, while `/health` said ok). Following again then checks the
+   * checkpoint against the store ({@link checkOnThisLog}), which says so: reads answer 503
+   * `read_models_off_log`. Returns whether it ended it.
+   */
+  private async endIfLogWentBack(head: bigint): Promise<boolean> {
+    if (head >= this.current) return false;
+    await this.subscription?.close().catch(() => undefined);
+    return true;
+  }
+
+  /** While following: every {@link LOG_HEAD_CHECK_INTERVAL_MS}, {@link endIfLogWentBack} on the store's readable head (one read; a store that does not answer is the subscription's to report). */
+  private watchLogHead(eventStore: EventStore): NodeJS.Timeout {
+    const generation = this.generation;
+    const timer = setInterval(() => {
+      eventStore
+        .readableHead()
+        .then((head) => (generation === this.generation ? this.endIfLogWentBack(head) : false))
+        .catch(() => undefined);
+    }, LOG_HEAD_CHECK_INTERVAL_MS);
+    timer.unref();
+    return timer;
+  }
+
   /** {@link consume} has an event again (or stops): no check of the log's tail is due. */
   private endIdle(): void {
     this.idle = false;
@@ -975,7 +1008,9 @@ export class SessionProjector {
 
   /**
    * Takes the store's readable head as the checkpoint when no event is left after the checkpoint
-   * up to it (`headToSkipTo`: the log ends with deleted events this projector never read). Then,
+   * up to it (`headToSkipTo`: the log ends with deleted events this projector never read). A head
+   * below the checkpoint (heads never go back on one log) ends the subscription, so that following
+   * again finds the read models off the log ({@link checkOnThisLog}). Then,
    * while a reader waits past the checkpoint or the start-up catch-up has not reached its head,
    * checks again after `tailCheckIdleMs` (events deleted later, a batch readable later).
    * Nothing when the projector stopped meanwhile, or the store does not answer (following it
@@ -987,8 +1022,10 @@ export class SessionProjector {
     const generation = this.generation;
     this.checkingTail = true;
     try {
+      const head = await eventStore.readableHead();
+      if (generation === this.generation && (await this.endIfLogWentBack(head))) return;
       // Events read meanwhile all come after this checkpoint's readable head, if it is taken: none up to it is left.
-      const past = await headToSkipTo(eventStore, this.current);
+      const past = await headToSkipTo(eventStore, this.current, head);
       if (past !== null && generation === this.generation) this.advance(past);
     } catch {
       // The store does not answer: the subscription reports it.

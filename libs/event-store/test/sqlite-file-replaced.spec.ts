@@ -1,0 +1,82 @@
+/**
+ * The SQLite store's file replaced or removed while it is open (ncdata69 F2): a backup moved onto
+ * the path with `mv`, or the file deleted. Before, appends were acknowledged into the old, unlinked
+ * file (lost at stop), and a writer thread or another process opening the path wrote a second log at
+ * the same positions. Now the store refuses every write from the first one after the change, as it
+ * does for a damaged file, and its write probe (what `/health` runs) finds the change without a write.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { EventStoreCorruptError, EventStoreReplacedError, SqliteEventStore } from '../src';
+
+const note = (text: string) => [{ id: randomUUID(), type: 'note', data: { text } }];
+
+/** Rows of `stream` in the file at `file` now. */
+function rowsOf(file: string, stream: string): number {
+  const raw = new Database(file, { readonly: true });
+  try {
+    return (raw.prepare('SELECT count(*) AS n FROM events WHERE stream = ?').get(stream) as { n: number }).n;
+  } finally {
+    raw.close();
+  }
+}
+
+describe.each([
+  { writerThread: true, groupCommit: true },
+  { writerThread: false, groupCommit: true },
+  { writerThread: false, groupCommit: false },
+])('SqliteEventStore whose file is replaced while open (writer thread %p)', (options) => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(tmpdir(), 'sqlite-replaced-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a file moved onto its path: the next append is refused (nothing written in either file), then every operation; the listener told once', async () => {
+    const file = path.join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, options);
+    const told: EventStoreCorruptError[] = [];
+    store.reportCorruption((e) => told.push(e));
+    await store.appendToStream('s1', note('before'));
+    // A backup of the file as it is now, moved onto the path (`mv`), the old -wal and -shm removed.
+    const backup = path.join(dir, 'backup.sqlite');
+    new Database(file).exec(`VACUUM INTO '${backup}'`);
+    fs.renameSync(backup, file);
+    for (const suffix of ['-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+
+    const append = store.appendToStream('s1', note('after the swap'));
+    await expect(append).rejects.toBeInstanceOf(EventStoreReplacedError);
+    await expect(append).rejects.toThrow(
+      /was replaced or removed while the service ran \(another file is at its path now .*\): nothing more is written.*restart the service/,
+    );
+    await expect(store.appendToStream('s2', note('later'))).rejects.toBeInstanceOf(EventStoreReplacedError);
+    await expect(store.headPosition()).rejects.toBeInstanceOf(EventStoreReplacedError);
+    expect(told).toHaveLength(1);
+    await store.close();
+    expect(rowsOf(file, 's1')).toBe(1);
+    expect(rowsOf(file, 's2')).toBe(0);
+  });
+
+  it('the file deleted: the write probe finds it without a write', async () => {
+    const file = path.join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, options);
+    await store.appendToStream('s1', note('before'));
+    await store.probeWrite();
+    fs.rmSync(file);
+    await expect(store.probeWrite()).rejects.toThrow(/\(it is no longer at its path: deleted or moved away\)/);
+    await expect(store.appendToStream('s1', note('after'))).rejects.toBeInstanceOf(EventStoreReplacedError);
+    await store.close();
+  });
+
+  it('a path that still names its file is not a change (the same file, appends as before)', async () => {
+    const file = path.join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, options);
+    for (let i = 0; i < 3; i++) await store.appendToStream('s1', note(`n${i}`));
+    await store.probeWrite();
+    expect(await store.headPosition()).toBe(3n);
+    await store.close();
+  });
+});
