@@ -558,16 +558,37 @@ function promptRows(strategy) {
 }
 
 /**
- * The events a summarizing pass archived without its summary covering them (the history item's
- * `archivedIds` not in `summary.coveredIds`, which holds the earlier summary it folds in): system
- * messages a newer one replaced, which leave the window with the pass (newcomer ncaudit64 F6: "covers 20
- * events" beside 21 archived, nothing saying which one or why). Null when there is none.
- * @param {Schemas['CompactionHistoryItem']} item
+ * Why a compaction archived a superseded system message (DESIGN §3.2), wherever the page marks one archived.
+ */
+const SUPERSEDED_WHY = 'a superseded system message: a newer one replaced it; it was not sent to the model in the OpenAI rendering';
+
+/**
+ * Whether a log entry is a stored system message that is not a notice (DESIGN §3.2). The pinned
+ * one, the latest, is never archived: such a message a compaction archived was a superseded one,
+ * which every pass archives, a failed one (§3.7) or one with nothing to cut included, with no
+ * summary covering it (newcomer ncui69 F3). The one rule the page tells them apart by.
+ * @param {LogEntry | undefined} entry
+ */
+function isStoredSystem(entry) {
+  return entry?.type === 'ConversationEventAppended' && entry.kind === 'system' && /** @type {any} */ (entry.data)?.event?.notice !== true;
+}
+
+/**
+ * The events of a compaction's `archivedIds` that were superseded system messages ({@link isStoredSystem}), in their order.
+ * @param {ReadonlyArray<string>} archivedIds @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
+ */
+const supersededOf = (archivedIds, events) => archivedIds.filter((id) => isStoredSystem(events.get(id)));
+
+/**
+ * The events a summarizing pass archived without its summary covering them: the superseded system
+ * messages ({@link supersededOf}), which leave the window with the pass (newcomer ncaudit64 F6:
+ * "covers 20 events" beside 21 archived, nothing saying which one or why). Null when there is none.
+ * @param {Schemas['CompactionHistoryItem']} item @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
  * @returns {HTMLElement | null}
  */
-function notSummarized(item) {
+function notSummarized(item, events) {
   const covered = new Set(item.summary?.coveredIds ?? []);
-  const others = item.archivedIds.filter((id) => !covered.has(id));
+  const others = supersededOf(item.archivedIds, events).filter((id) => !covered.has(id));
   if (others.length === 0) return null;
   return h(
     'div',
@@ -575,6 +596,22 @@ function notSummarized(item) {
     `also archived, not summarized (a system message a newer one replaced): `,
     ...others.flatMap((id, i) => (i === 0 ? [stored(id)] : [', ', stored(id)])),
   );
+}
+
+/**
+ * A compaction's "saved" in its details: `1,254 cl100k_base`, and when it archived superseded
+ * system messages ({@link supersededOf}), how much of it they are (DESIGN §3.6 counts them: the
+ * model was not sent them before the pass either): `1,254 cl100k_base, of which 1,254 for a
+ * superseded system message …` (newcomer ncui69 F1, F3). Their tokens are the Before column's.
+ * @param {CompactionItem} item @param {CompactionDiff} diff @param {ReadonlyArray<string>} superseded
+ */
+function savedText(item, diff, superseded) {
+  const text = `${fmt(item.tokensSaved)} ${diff.estimator}`;
+  if (superseded.length === 0) return text;
+  const ids = new Set(superseded);
+  const tokens = diff.before.events.reduce((sum, e) => sum + (ids.has(e.id) && e.change === 'archived' ? e.tokens : 0), 0);
+  const what = `${superseded.length === 1 ? 'a superseded system message' : `${fmt(superseded.length)} superseded system messages`} the model was no longer sent (a newer one replaced ${superseded.length === 1 ? 'it' : 'them'}; not sent in the OpenAI rendering)`;
+  return tokens <= item.tokensSaved ? `${text}, of which ${fmt(tokens)} for ${what}` : `${text}; the archived events include ${fmt(tokens)} for ${what}`;
 }
 
 /**
@@ -1828,13 +1865,16 @@ function systemRoles(events) {
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
  * `archived` and "archived by <compaction>" (a link that selects it, {@link archivedByLink}); a
  * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
- * estimator and a link that selects it; a policy change is a `decision` row.
+ * estimator and a link that selects it; a policy change is a `decision` row. A superseded system
+ * message archived says so beside its "archived by" ({@link SUPERSEDED_WHY}, class `superseded-note`), and a
+ * compaction's row how many of its archived events were ones (newcomer ncui69 F3).
  * @param {LogEntry} entry
  * @param {Map<string, CompactionItem>} byId
  * @param {(id: string) => void} select
+ * @param {ReadonlyMap<string, LogEntry>} events the page's conversation events by id
  * @returns {HTMLElement}
  */
-function timelineRow(entry, byId, select) {
+function timelineRow(entry, byId, select, events) {
   const data = /** @type {any} */ (entry.data);
   const rev = [h('span', { class: 'muted' }, `#${entry.revision} `), entryTime(entry), ' '];
   if (entry.type === 'ConversationEventAppended') {
@@ -1853,6 +1893,7 @@ function timelineRow(entry, byId, select) {
       kindLabel({ type: entry.kind ?? '', notice: event.notice }),
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
       entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
+      entry.archived && entry.archivedBy && isStoredSystem(entry) ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
       h('div', { class: 'preview' }, lines),
     );
   }
@@ -1868,6 +1909,7 @@ function timelineRow(entry, byId, select) {
     );
   if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
     const c = byId.get(entry.compactionId ?? '');
+    const superseded = c ? supersededOf(c.archivedIds, events).length : 0;
     return h(
       'li',
       { class: 'decision', 'data-compaction': entry.compactionId },
@@ -1883,6 +1925,9 @@ function timelineRow(entry, byId, select) {
         stored(short(entry.compactionId ?? '')),
       ),
       c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
+      superseded
+        ? ` (of which ${superseded === 1 ? 'a superseded system message' : `${fmt(superseded)} superseded system messages`}: a newer one replaced ${superseded === 1 ? 'it' : 'them'}, not sent to the model)`
+        : null,
       c?.reason ? `, ${c.reason}` : null,
       c?.toolCallId ? [' (tool call ', stored(c.toolCallId), ')'] : null,
       c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
@@ -2025,7 +2070,10 @@ function timeline(log, byId, select, timeTravel, from) {
   const rowOf = new Map();
   /** @type {Map<string, number>} each archived event's archiving: the revision of the `EventsArchived` that archived it */
   const archivedAt = new Map();
+  /** @type {Map<string, LogEntry>} the conversation events by id */
+  const events = new Map();
   for (const entry of log) {
+    if (entry.type === 'ConversationEventAppended' && entry.eventId !== undefined) events.set(entry.eventId, entry);
     if (entry.type === 'EventsArchived')
       for (const id of /** @type {any} */ (entry.data)?.archivedIds ?? []) archivedAt.set(String(id), Number(entry.revision));
     if (!TIMELINE_TYPES.has(entry.type)) continue;
@@ -2060,6 +2108,8 @@ function timeline(log, byId, select, timeTravel, from) {
     item.classList.toggle('archived', !later);
     const link = /** @type {HTMLElement | null} */ (item.querySelector('.archived-by'));
     if (link) link.hidden = later;
+    const note = /** @type {HTMLElement | null} */ (item.querySelector('.superseded-note'));
+    if (note) note.hidden = later;
     item.querySelector('.archived-later')?.remove();
     if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
   };
@@ -2285,7 +2335,7 @@ function timeline(log, byId, select, timeTravel, from) {
     const items = [];
     for (let i = start; i < end; i++) {
       const entry = /** @type {LogEntry} */ (rows[i]);
-      const item = timelineRow(entry, byId, select);
+      const item = timelineRow(entry, byId, select, events);
       item.setAttribute('aria-posinset', String(i + 1));
       item.setAttribute('aria-setsize', String(rows.length));
       if (i === focus && mark) item.classList.add(mark);
@@ -2515,10 +2565,13 @@ function summarizerParts(summarizer) {
  * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
  * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
  * before/after columns and late answers archived on arrival.
+ * An event it archived as a superseded system message says so ({@link SUPERSEDED_WHY}), and so does "saved".
  * @param {string} sessionId @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
+ * @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
  */
-function diffView(sessionId, diff, item, close) {
+function diffView(sessionId, diff, item, close, events) {
   const policy = item === undefined ? undefined : policyParts(sessionId, item);
+  const superseded = supersededOf(item?.archivedIds ?? diff.archivedIds, events);
   /** Events written after the revision the pass planned on (appended while it ran: it was re-based onto them). */
   const planned = item === undefined ? undefined : BigInt(item.basedOnRevision);
   /** @param {string} title @param {CompactionDiff['before']} side */
@@ -2531,13 +2584,15 @@ function diffView(sessionId, diff, item, close) {
         'ol',
         // A scroll box: a named Tab stop, so the keyboard can scroll it.
         { tabindex: '0', 'aria-label': `${title}: the window's events` },
-        side.events.map((e) =>
-          h(
+        side.events.map((e) => {
+          const replaced = e.change === 'archived' && superseded.includes(e.id);
+          return h(
             'li',
             { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change },
-            h('span', { class: 'kind' }, e.type),
+            replaced ? kindLabel(e, 'superseded') : h('span', { class: 'kind' }, e.type),
             h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
+            replaced ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
             planned !== undefined && title === 'Before' && BigInt(e.revision) > planned
               ? h(
                   'span',
@@ -2546,8 +2601,8 @@ function diffView(sessionId, diff, item, close) {
                 )
               : null,
             stored(e.preview, 'div', { class: 'preview' }),
-          ),
-        ),
+          );
+        }),
       ),
     );
   return h(
@@ -2597,7 +2652,7 @@ function diffView(sessionId, diff, item, close) {
           // the summarizer's instructions the pass was given, when the strategy set its own (newcomer ncaudit64 F5)
           ...promptRows(item.strategy),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
-          h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
+          h('div', {}, h('dt', {}, 'saved'), h('dd', { id: 'saved' }, savedText(item, diff, superseded))),
           item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', { id: 'summarizer-figures' }, summarizerParts(item.summarizer))) : null,
           // the models the replies named; the extractive summarizer has no model and no replies
           item.summarizer && item.summarizer.kind !== 'extractive'
@@ -2655,7 +2710,7 @@ function diffView(sessionId, diff, item, close) {
           // A scroll box: a named region and a Tab stop, so the keyboard can scroll it.
           { class: 'summary-text', id: 'summary-text', role: 'region', tabindex: '0', 'aria-labelledby': 'summary-label' },
           h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
-          notSummarized(item),
+          notSummarized(item, events),
           stored(item.summary.text, 'div'),
         )
       : null,
@@ -3318,6 +3373,9 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
   );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
+  /** @type {Map<string, LogEntry>} the page's conversation events and summaries by id (what a compaction archived was) */
+  const eventsById = new Map();
+  for (const entry of log) if (entry.type === 'ConversationEventAppended' && entry.eventId !== undefined) eventsById.set(entry.eventId, entry);
   /** @type {Map<string, KnownEvent>} the page's events, for its recall hits */
   const knownEvents = new Map();
   for (const entry of log) {
@@ -3496,7 +3554,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       // Late answers archived on arrival after the page's revision are not shown, as in its list.
       const onArrival = diff.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
       if (wanted !== id) return;
-      diffSlot.replaceChildren(diffView(sessionId, { ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton));
+      diffSlot.replaceChildren(diffView(sessionId, { ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton, eventsById));
       if (moveFocus) {
         focusOn(/** @type {HTMLElement | null} */ (diffSlot.querySelector('#diff-heading')), true);
         announce(`Compaction ${revealedText(short(id))} details opened: Escape or Close closes them`);
