@@ -1990,7 +1990,8 @@ function scrollIntoList(list, row) {
  * the one whose window "Window at revision" shows (undefined: as of the page's revision);
  * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
  * recall hit's row link), or says it is not on this timeline; `goToRevision(revision)`, which is
- * "Go to revision" (a link to a revision's row, such as a compaction's policy revision).
+ * "Go to revision" (a link to a revision's row, such as a compaction's policy revision); `forgetGoneTo()`,
+ * which unmarks the row gone to and empties "Go to revision" and "Go to time" and their statuses.
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -2001,6 +2002,7 @@ function scrollIntoList(list, row) {
  *   viewAt: (revision: number | undefined) => void,
  *   goToEvent: (eventId: string) => void,
  *   goToRevision: (revision: number) => void,
+ *   forgetGoneTo: () => void,
  * }} Timeline
  */
 
@@ -2416,6 +2418,14 @@ function timeline(log, byId, select, timeTravel, from) {
       return el ?? row;
     },
     goToRevision,
+    forgetGoneTo: () => {
+      revision.value = '';
+      time.value = '';
+      timeAsked++;
+      revisionStatus.textContent = '';
+      timeStatus.textContent = '';
+      clearTarget();
+    },
     goToEvent: (eventId) => {
       const index = rows.findIndex((r) => r.eventId === eventId);
       timeStatus.textContent = '';
@@ -3390,7 +3400,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
     onkeydown: (/** @type {Event} */ e) => {
       if (/** @type {KeyboardEvent} */ (e).key !== 'Escape' || diffSlot.childElementCount === 0) return;
       e.preventDefault();
-      location.hash = sessionHref(sessionId);
+      closeDetails(sessionId);
     },
   });
   /** The link that selects compaction `id` on this page. @param {string} id */
@@ -3544,8 +3554,8 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       return;
     }
     const what = ['Compaction ', stored(id), ' could not be shown'];
-    const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
-    const closeButton = h('button', { type: 'button', id: 'diff-close', onclick: () => (location.hash = sessionHref(sessionId)) }, 'Close');
+    const close = h('a', { href: sessionHref(sessionId), class: 'close', onclick: () => (closingDetails = true) }, 'Close');
+    const closeButton = h('button', { type: 'button', id: 'diff-close', onclick: () => closeDetails(sessionId) }, 'Close');
     const panel = (/** @type {Array<Node | string>} */ ...children) => h('section', { class: 'panel', id: 'diff-panel' }, children);
     if (!diffSlot.querySelector('#diff')) diffSlot.replaceChildren(panel(h('p', { class: 'muted' }, 'Reading compaction ', stored(id), '…')));
     try {
@@ -3574,6 +3584,10 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       timelineAt: logTimeline.firstRevision,
       goToEvent: logTimeline.goToEvent,
       goToRevision: logTimeline.goToRevision,
+      leaveTimeTravel: () => {
+        windowAt.clear();
+        logTimeline.forgetGoneTo();
+      },
     },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
@@ -3724,7 +3738,9 @@ function pageTitle(sessionId, compactionId) {
  * The session page on screen: its id, `has(compactionId)` (whether that compaction is in the page's
  * list), `show(compactionId)`, which reads that compaction's diff into the page's diff panel
  * (undefined: none) without reading the session again (a failure shows in that panel) and turns
- * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at.
+ * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at;
+ * `leaveTimeTravel()` shows the page as a fresh load of its plain link does: "Window at revision"
+ * closed, the marks as of the page's revision, no row gone to.
  * @typedef {{
  *   sessionId: string,
  *   has: (compactionId: string) => boolean,
@@ -3732,6 +3748,7 @@ function pageTitle(sessionId, compactionId) {
  *   timelineAt: () => number | undefined,
  *   goToEvent: (eventId: string) => void,
  *   goToRevision: (revision: number) => void,
+ *   leaveTimeTravel: () => void,
  * }} ShownSession
  */
 
@@ -3746,6 +3763,18 @@ let pageShown = false;
 let shownSession;
 /** Routes asked for so far: an answer for an older one is dropped. */
 let renders = 0;
+/**
+ * Whether the next route is the plain session link that the details' Close (or Escape) went to: the
+ * page keeps its "Window at revision" and the row gone to. Any other way to that link (Back, Forward,
+ * typed) shows it as a fresh load does (newcomer ncui69 F7).
+ */
+let closingDetails = false;
+
+/** The details' Close and Escape: back to the session's plain link, keeping what the page shows. @param {string} sessionId */
+function closeDetails(sessionId) {
+  closingDetails = true;
+  location.hash = sessionHref(sessionId);
+}
 
 /**
  * Replaces the page.
@@ -3842,6 +3871,8 @@ function showMode(mode) {
  */
 async function render(reread = false, goTo) {
   const turn = ++renders;
+  const fromClose = closingDetails;
+  closingDetails = false;
   const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
@@ -3883,6 +3914,8 @@ async function render(reread = false, goTo) {
       // unknown) reads the session again, so its list, chart and timeline include it.
       if (!reread && shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
         clearBanner();
+        // The plain link (not by Close): as a fresh load of it shows the page, not at a revision gone to before.
+        if (selected === undefined && rowLink === undefined && !fromClose) shownSession.leaveTimeTravel();
         return await shownSession.show(selected);
       }
       // Read again, the page keeps its timeline's page.
