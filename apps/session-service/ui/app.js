@@ -2021,7 +2021,7 @@ function scrollIntoList(list, row) {
 /**
  * What the timeline's "Go to time" needs: `resolve(time)`, the event the service's time travel
  * resolves a time to, with the window right after it (the answer, in the events format); `asOf`,
- * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event;
+ * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event; `readAgainAtEvent(eventId)`, the same for an event by its id;
  * `opened`, the event to go to when the timeline opens (the page was read again for it);
  * `showWindow(revision, window, resolved)`, which shows the window at the revision gone to in the
  * "Window at revision" panel ({@link windowAtPanel}); `closeWindow()`, which closes that panel (a
@@ -2030,6 +2030,7 @@ function scrollIntoList(list, row) {
  *   resolve: (time: string) => Promise<{ resolved: ResolvedTime, window: Schemas['Window'] }>,
  *   asOf: bigint,
  *   readAgainAt: (resolved: ResolvedTime) => void,
+ *   readAgainAtEvent: (eventId: string) => void,
  *   opened?: ResolvedTime,
  *   showWindow: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
  *   closeWindow: () => void,
@@ -2435,7 +2436,12 @@ function timeline(log, byId, select, timeTravel, from) {
         return revisionStatus.replaceChildren(
           'event ',
           stored(eventId),
-          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased`,
+          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased: `,
+          h(
+            'a',
+            { href: '#', id: 'timeline-event-reread', onclick: (e) => (e.preventDefault(), timeTravel.readAgainAtEvent(eventId)) },
+            'read again and go to it',
+          ),
         );
       }
       draw(pageOf(index), index, 'target');
@@ -3052,27 +3058,47 @@ const revisionHref = (sessionId, revision) => `${sessionHref(sessionId)}/r/${rev
 /** @typedef {RecallPage['items'][number]} RecallHit */
 
 /**
- * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
- * when the hit is in the session on screen (its revision known), else `its row`. Followed to the
- * link already in the address bar (no hashchange), it goes there again.
- * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * Reads the session page again and goes to event `eventId` on its timeline (an event written after
+ * the page was read): its link ({@link eventHref}) becomes the page's, without a second read.
+ * @param {string} sessionId @param {string} eventId
  */
-function hitRowLink(hit, known) {
+function readAgainAtEvent(sessionId, eventId) {
+  const href = eventHref(sessionId, eventId);
+  if (location.hash !== href) history.pushState(null, '', href);
+  void render(true);
+}
+
+/**
+ * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
+ * when the hit is in the session on screen (its revision known); a hit in the session on screen
+ * the page does not know, written after the page was read, `written after the page was read: read
+ * again and go to it`, which does so ({@link readAgainAtEvent}; newcomer ncui69 F8); else `its
+ * row`. Followed to the link already in the address bar (no hashchange), it goes there again.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * @param {string | undefined} onScreen the session page's session (undefined: the session list)
+ */
+function hitRowLink(hit, known, onScreen) {
   const event = known?.(hit.eventId);
+  const late = event === undefined && onScreen !== undefined && hit.sessionId === onScreen;
   const href = eventHref(hit.sessionId, hit.eventId);
+  const label = event ? `revision ${event.revision}` : late ? 'written after the page was read: read again and go to it' : 'its row';
   return h(
     'a',
     {
-      class: 'row-link',
+      class: late ? 'row-link written-after' : 'row-link',
       href,
-      'aria-label': `${event ? `revision ${event.revision}` : 'its row'}: go to event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
+      'aria-label': `${label}: ${late ? '' : 'go to '}event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
       onclick: (e) => {
+        if (late) {
+          e.preventDefault();
+          return readAgainAtEvent(hit.sessionId, hit.eventId);
+        }
         if (location.hash !== href) return;
         e.preventDefault();
         void render();
       },
     },
-    event ? `revision ${event.revision}` : 'its row',
+    label,
   );
 }
 
@@ -3217,7 +3243,7 @@ function recallBox(sessionId, known) {
       h('span', { class: 'kind' }, hit.type),
       h('a', { href: sessionHref(hit.sessionId), 'aria-label': `session ${revealedText(hit.sessionId)}` }, stored(hit.sessionId)),
       ' ',
-      hitRowLink(hit, known),
+      hitRowLink(hit, known, sessionId),
       h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', hitTime(hit, known)),
       hitWriter(hit, known),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
@@ -3509,6 +3535,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       resolve: resolveTime,
       asOf,
       readAgainAt: (resolved) => void render(true, resolved),
+      readAgainAtEvent: (eventId) => readAgainAtEvent(sessionId, eventId),
       opened: goneTo,
       showWindow: (revision, window, resolved) => windowAt.showAt(revision, window, resolved),
       closeWindow: () => windowAt.clear(),
