@@ -2075,6 +2075,8 @@ function timeline(log, byId, select, timeTravel, from) {
   const archivedAt = new Map();
   /** @type {Map<string, LogEntry>} the conversation events by id */
   const events = new Map();
+  /** The log's first revision: past 0 for a session id written again after an erasure (the revisions before were erased). */
+  const lifeStart = log[0] === undefined ? 0 : Number(log[0].revision);
   for (const entry of log) {
     if (entry.type === 'ConversationEventAppended' && entry.eventId !== undefined) events.set(entry.eventId, entry);
     if (entry.type === 'EventsArchived')
@@ -2260,7 +2262,7 @@ function timeline(log, byId, select, timeTravel, from) {
    */
   const goToRevision = (asked) => {
     revision.value = String(asked);
-    const { index, text } = revisionTarget(rows, asked);
+    const { index, text } = revisionTarget(rows, asked, lifeStart);
     timeStatus.textContent = '';
     revisionStatus.textContent = text;
     if (index === undefined) {
@@ -2464,12 +2466,16 @@ function timeline(log, byId, select, timeTravel, from) {
  * status says: the first row at or after `asked` (`went to revision 230`, or, when `asked` has no
  * row of its own, such as a decision's `EventsArchived`, `revision 12 has no row: went to revision
  * 13, the next one`); past the last row, no row (`index` undefined): `revision 99999 is past the
- * end of this timeline (its last row is revision 262)`.
+ * end of this timeline (its last row is revision 262)`. Before `lifeStart`, the first revision of
+ * a session id written again after an erasure, the revision was erased: `revision 5 was erased
+ * (revisions 0–27, an earlier life of this session id): went to revision 28, the first of this
+ * life` (newcomer ncui69 F9: it said "has no row").
  * @param {LogEntry[]} rows
  * @param {number} asked
+ * @param {number} [lifeStart] the log's first revision (0, or after an erasure of the id, the first one written again)
  * @returns {{ index: number | undefined, text: string }}
  */
-function revisionTarget(rows, asked) {
+function revisionTarget(rows, asked, lifeStart = 0) {
   const index = firstRowFrom(rows, asked);
   const row = rows[index];
   if (row === undefined) {
@@ -2479,7 +2485,12 @@ function revisionTarget(rows, asked) {
       text: `revision ${asked} is past the end of this timeline${last ? ` (its last row is revision ${last.revision})` : ''}: no row marked`,
     };
   }
-  const text = Number(row.revision) === asked ? `went to revision ${asked}` : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
+  const text =
+    Number(row.revision) === asked
+      ? `went to revision ${asked}`
+      : asked < lifeStart
+        ? `revision ${asked} was erased (revisions 0–${lifeStart - 1}, an earlier life of this session id): went to revision ${row.revision}, the first of this life`
+        : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
 }
 
