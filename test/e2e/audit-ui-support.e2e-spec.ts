@@ -244,6 +244,11 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#answered-models').count()).toBe(0);
     // the strategy's summarizer prompt and shadow prompt (the default, as stored), whole and as text (newcomer ncaudit64 F5: only the API had them)
     expect(await page.locator('#diff dd.prompt').allInnerTexts()).toEqual(['Keep <b>every</b> id.', DEFAULT_SHADOW_PROMPT]);
+    // the extractive summarizer sends no prompt: its pass says the summarizer prompt went unused (newcomer ncui69 F5)
+    expect(await page.locator('#diff dl.facts div:has(> dd.prompt) > dt').allInnerTexts()).toEqual([
+      'summarizer prompt (not used by the extractive summarizer: it sends no prompt)',
+      'shadow prompt',
+    ]);
     // the session's spend on the extractive summarizer: no tokens, not "0 prompt + 0 completion tokens reported" (newcomer ncrecheck64 F5)
     expect(await page.locator('#summarizer-spend dd').innerText()).toMatch(/^\d+ calls?, no tokens spent$/);
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${auto.compactionId}`);

@@ -544,13 +544,16 @@ function brief(value) {
 /**
  * The details' rows of a summarizing strategy's own prompts (`systemPrompt`: what the model is told
  * to keep and drop; `shadowPrompt`: the user side of the summary in the window), each whole as
- * stored (a default the service filled in shows too); none for a strategy without them.
+ * stored (a default the service filled in shows too); none for a strategy without them. A pass of
+ * the extractive summarizer, which sends no prompt, labels the first `summarizer prompt (not used
+ * by the extractive summarizer: it sends no prompt)` (newcomer ncui69 F5).
  * @param {Record<string, unknown>} strategy
+ * @param {boolean} [extractive] whether the pass's summarizer was the extractive one
  * @returns {Node[]}
  */
-function promptRows(strategy) {
+function promptRows(strategy, extractive = false) {
   return [
-    ['systemPrompt', 'summarizer prompt'],
+    ['systemPrompt', extractive ? 'summarizer prompt (not used by the extractive summarizer: it sends no prompt)' : 'summarizer prompt'],
     ['shadowPrompt', 'shadow prompt'],
   ].flatMap(([key, label]) =>
     typeof strategy[key] === 'string' ? [h('div', {}, h('dt', {}, label), h('dd', { class: 'prompt' }, stored(/** @type {string} */ (strategy[key]))))] : [],
@@ -2677,7 +2680,7 @@ function diffView(sessionId, diff, item, close, events) {
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           // the summarizer's instructions the pass was given, when the strategy set its own (newcomer ncaudit64 F5)
-          ...promptRows(item.strategy),
+          ...promptRows(item.strategy, item.summarizer?.kind === 'extractive'),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
           h('div', {}, h('dt', {}, 'saved'), h('dd', { id: 'saved' }, savedText(item, diff, superseded))),
           item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', { id: 'summarizer-figures' }, summarizerParts(item.summarizer))) : null,
