@@ -324,6 +324,37 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(await page.locator('#timeline li[data-event="q0"] .superseded-note').count()).toBe(0);
   });
 
+  // newcomer ncui69 F6: a valid 128-character id pushed the list's columns off screen and clipped the session page's heading.
+  itInPage('wraps a 128-character session id: at 1280 px the list’s last column and the whole heading are on screen', async () => {
+    const longId = `x${'L'.repeat(127)}`;
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: longId } },
+      body: { events: [{ id: 'l1', type: 'user', text: 'a session with a long id' }] },
+    });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    try {
+      await page.goto(`${harness.baseUrl}/ui#/`);
+      await page.locator(`#sessions a[href="#/s/${longId}"]`).waitFor();
+      /** The right edges of the elements, and the viewport's width without its scroll bar. */
+      const edges = (selector: string) =>
+        page.$$eval(selector, (els) => ({
+          rights: els.map((el) => el.getBoundingClientRect().right),
+          width: (els[0]?.ownerDocument.documentElement.clientWidth as number) ?? 0,
+        }));
+      const list = await edges('#sessions tr > :last-child');
+      expect(list.rights.length).toBeGreaterThan(1);
+      for (const right of list.rights) expect(right).toBeLessThanOrEqual(list.width);
+      await page.goto(`${harness.baseUrl}/ui#/s/${longId}`);
+      await page.locator('#session-title').waitFor();
+      const heading = await edges('#session-title');
+      expect(heading.rights[0]).toBeLessThanOrEqual(heading.width);
+      // the heading's text is not clipped inside it either
+      expect(await page.locator('#session-title').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 1000 });
+    }
+  });
+
   itInPage('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
     const alert = page.locator('#diff-slot [role=alert]');
