@@ -93,6 +93,13 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-goto button[type=submit]').click();
     await page.locator('#window-at-heading', { hasText: 'Window at a revision' }).waitFor();
     expect(await page.locator('#window-at-close').isHidden()).toBe(true);
+    // a revision of 20 digits is named as asked, not rounded as a float (newcomer ncui69 F10)
+    await page.locator('#timeline-goto input[name=revision]').fill('99999999999999999999');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#timeline-goto-status', { hasText: /revision \d{20,} is past/ }).waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toBe(
+      `revision 99999999999999999999 is past the end of this timeline (its last row is revision ${2 * PER_APPEND - 1}): no row marked`,
+    );
   });
 
   /** Types `typed` in "Go to time" and answers the status once the service answered. */

@@ -2004,7 +2004,7 @@ function scrollIntoList(list, row) {
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  *   viewAt: (revision: number | undefined) => void,
  *   goToEvent: (eventId: string) => void,
- *   goToRevision: (revision: number) => void,
+ *   goToRevision: (revision: bigint) => void,
  *   forgetGoneTo: () => void,
  * }} Timeline
  */
@@ -2261,7 +2261,7 @@ function timeline(log, byId, select, timeTravel, from) {
   /**
    * "Go to revision" `asked`: the row at or after it marked and focused, the status saying where
    * it went ({@link revisionTarget}), and the window right after it opened; the box shows `asked`.
-   * @param {number} asked
+   * @param {bigint} asked (a bigint: a revision of 20 digits is named as asked, not rounded as a float)
    */
   const goToRevision = (asked) => {
     revision.value = String(asked);
@@ -2275,7 +2275,7 @@ function timeline(log, byId, select, timeTravel, from) {
     }
     draw(pageOf(index), index, 'target');
     // The window the model was sent right after the revision asked (the row gone to may be a later one).
-    timeTravel.showWindow(asked);
+    timeTravel.showWindow(Number(asked));
   };
   const pager = h(
     'nav',
@@ -2289,7 +2289,8 @@ function timeline(log, byId, select, timeTravel, from) {
         id: 'timeline-goto',
         onsubmit: (e) => {
           e.preventDefault();
-          goToRevision(Number(revision.value));
+          const typed = revision.value.trim();
+          goToRevision(/^\d+$/.test(typed) ? BigInt(typed) : BigInt(Math.trunc(Number(typed))));
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -2474,12 +2475,12 @@ function timeline(log, byId, select, timeTravel, from) {
  * (revisions 0–27, an earlier life of this session id): went to revision 28, the first of this
  * life` (newcomer ncui69 F9: it said "has no row").
  * @param {LogEntry[]} rows
- * @param {number} asked
+ * @param {bigint} asked
  * @param {number} [lifeStart] the log's first revision (0, or after an erasure of the id, the first one written again)
  * @returns {{ index: number | undefined, text: string }}
  */
 function revisionTarget(rows, asked, lifeStart = 0) {
-  const index = firstRowFrom(rows, asked);
+  const index = firstRowFrom(rows, Number(asked));
   const row = rows[index];
   if (row === undefined) {
     const last = rows.at(-1);
@@ -2489,9 +2490,9 @@ function revisionTarget(rows, asked, lifeStart = 0) {
     };
   }
   const text =
-    Number(row.revision) === asked
+    BigInt(row.revision) === asked
       ? `went to revision ${asked}`
-      : asked < lifeStart
+      : asked < BigInt(lifeStart)
         ? `revision ${asked} was erased (revisions 0–${lifeStart - 1}, an earlier life of this session id): went to revision ${row.revision}, the first of this life`
         : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
@@ -3066,7 +3067,7 @@ const revisionHref = (sessionId, revision) => `${sessionHref(sessionId)}/r/${rev
 /**
  * What a row link goes to on its session's timeline: an event ({@link eventHref}) or a revision
  * ({@link revisionHref}).
- * @typedef {{ eventId: string } | { revision: number }} RowLink
+ * @typedef {{ eventId: string } | { revision: bigint }} RowLink
  */
 
 /** @typedef {RecallPage['items'][number]} RecallHit */
@@ -3788,7 +3789,7 @@ function pageTitle(sessionId, compactionId) {
  *   show: (compactionId: string | undefined) => Promise<void>,
  *   timelineAt: () => number | undefined,
  *   goToEvent: (eventId: string) => void,
- *   goToRevision: (revision: number) => void,
+ *   goToRevision: (revision: bigint) => void,
  *   leaveTimeTravel: () => void,
  * }} ShownSession
  */
@@ -3944,7 +3945,7 @@ async function render(reread = false, goTo) {
       const selected = match[2] ? linkPart(match[2]) : undefined;
       // A row link: the timeline goes to that event (a recall hit's) or revision (a compaction's policy revision).
       /** @type {RowLink | undefined} */
-      const rowLink = match[3] ? { eventId: linkPart(match[3]) } : match[4] ? { revision: Number(match[4]) } : undefined;
+      const rowLink = match[3] ? { eventId: linkPart(match[3]) } : match[4] ? { revision: BigInt(match[4]) } : undefined;
       what = ['Session ', stored(sessionId), ' could not be read'];
       if (!reread && rowLink !== undefined && shownSession?.sessionId === sessionId) {
         clearBanner();
