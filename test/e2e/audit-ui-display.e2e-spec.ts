@@ -258,6 +258,103 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(Number(ms?.replace(/,/g, ''))).toBeGreaterThanOrEqual(FAILING_AFTER_MS);
   });
 
+  // newcomer ncui69 F3: a pass that wrote no summary (nothing to cut; a failed one) archived a superseded system message, shown only as "archived".
+  itInPage('says wherever it marks a superseded system message archived by a pass without a summary why it went, and how much of "saved" it is', async () => {
+    const sessionId = 'superseded-audit';
+    const path = { sessionId };
+    const turns = ['a question', MODEL_DOWN, 'another question', 'another answer'].map((text, i) => ({
+      id: `q${i}`,
+      type: i % 2 ? 'assistant' : 'user',
+      text,
+    }));
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: {
+        events: [
+          { id: 'sys-a', type: 'system', text: 'Old policy: answer in full sentences.' },
+          ...turns,
+          { id: 'sys-b', type: 'system', text: 'New policy.' },
+        ] as never,
+      },
+    });
+    // Nothing to cut (4 real events, 10 kept): no summary, and sys-a, superseded by sys-b, archived.
+    const nothingToCut = (
+      await client.POST('/v1/sessions/{sessionId}/compactions', {
+        params: { path },
+        body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 10, overlapSize: 0 } },
+      })
+    ).data!;
+    expect(nothingToCut.outcome).toBe('compacted');
+    expect(nothingToCut.archived).toEqual(['sys-a']);
+    expect(nothingToCut.summary ?? null).toBeNull();
+    // A failed pass (the summarizer is down for MODEL_DOWN) still archives sys-b, which sys-c supersedes (DESIGN §3.7).
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 'sys-c', type: 'system', text: 'Newest policy.' }] } });
+    const failed = (
+      await client.POST('/v1/sessions/{sessionId}/compactions', {
+        params: { path },
+        body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } },
+      })
+    ).data!;
+    expect(failed.outcome).toBe('failed');
+    expect(failed.archived).toEqual(['sys-b']);
+    const why = 'a superseded system message: a newer one replaced it; it was not sent to the model in the OpenAI rendering';
+    for (const [pass, id] of [
+      [nothingToCut, 'sys-a'],
+      [failed, 'sys-b'],
+    ] as const) {
+      await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${pass.compactionId}`);
+      await page.locator(`#diff[data-compaction="${pass.compactionId}"]`).waitFor();
+      const before = page.locator(`#diff li[data-event="${id}"][data-change=archived]`);
+      expect(await before.locator('.kind').textContent()).toBe('system · superseded');
+      expect(await before.locator('.superseded-note').textContent()).toBe(` ${why}`);
+      const tokens = (
+        await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: { sessionId, compactionId: pass.compactionId! } } })
+      ).data!.before.events.find((e) => e.id === id)!.tokens;
+      expect(pass.tokensEstimatedSaved).toBe(tokens);
+      expect(await page.locator('#saved').innerText()).toBe(
+        `${tokens} ${pass.estimator}, of which ${tokens} for a superseded system message the model was no longer sent (a newer one replaced it; not sent in the OpenAI rendering)`,
+      );
+      // The timeline: the row "archived by" it, and the compaction's row.
+      expect(await page.locator(`#timeline li[data-event="${id}"]`).innerText()).toContain(`archived by ${pass.compactionId!.slice(0, 8)}… ${why}`);
+      expect(await page.locator(`#timeline li[data-compaction="${pass.compactionId}"]`).innerText()).toContain(
+        '1 archived (of which a superseded system message: a newer one replaced it, not sent to the model)',
+      );
+    }
+    // A real event a pass cut is not called one.
+    expect(await page.locator('#timeline li[data-event="q0"] .superseded-note').count()).toBe(0);
+  });
+
+  // newcomer ncui69 F6: a valid 128-character id pushed the list's columns off screen and clipped the session page's heading.
+  itInPage('wraps a 128-character session id: at 1280 px the list’s last column and the whole heading are on screen', async () => {
+    const longId = `x${'L'.repeat(127)}`;
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: longId } },
+      body: { events: [{ id: 'l1', type: 'user', text: 'a session with a long id' }] },
+    });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    try {
+      await page.goto(`${harness.baseUrl}/ui#/`);
+      await page.locator(`#sessions a[href="#/s/${longId}"]`).waitFor();
+      /** The right edges of the elements, and the viewport's width without its scroll bar. */
+      const edges = (selector: string) =>
+        page.$$eval(selector, (els) => ({
+          rights: els.map((el) => el.getBoundingClientRect().right),
+          width: (els[0]?.ownerDocument.documentElement.clientWidth as number) ?? 0,
+        }));
+      const list = await edges('#sessions tr > :last-child');
+      expect(list.rights.length).toBeGreaterThan(1);
+      for (const right of list.rights) expect(right).toBeLessThanOrEqual(list.width);
+      await page.goto(`${harness.baseUrl}/ui#/s/${longId}`);
+      await page.locator('#session-title').waitFor();
+      const heading = await edges('#session-title');
+      expect(heading.rights[0]).toBeLessThanOrEqual(heading.width);
+      // the heading's text is not clipped inside it either
+      expect(await page.locator('#session-title').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 1000 });
+    }
+  });
+
   itInPage('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
     const alert = page.locator('#diff-slot [role=alert]');

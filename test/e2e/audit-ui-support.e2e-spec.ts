@@ -244,6 +244,11 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#answered-models').count()).toBe(0);
     // the strategy's summarizer prompt and shadow prompt (the default, as stored), whole and as text (newcomer ncaudit64 F5: only the API had them)
     expect(await page.locator('#diff dd.prompt').allInnerTexts()).toEqual(['Keep <b>every</b> id.', DEFAULT_SHADOW_PROMPT]);
+    // the extractive summarizer sends no prompt: its pass says the summarizer prompt went unused (newcomer ncui69 F5)
+    expect(await page.locator('#diff dl.facts div:has(> dd.prompt) > dt').allInnerTexts()).toEqual([
+      'summarizer prompt (not used by the extractive summarizer: it sends no prompt)',
+      'shadow prompt',
+    ]);
     // the session's spend on the extractive summarizer: no tokens, not "0 prompt + 0 completion tokens reported" (newcomer ncrecheck64 F5)
     expect(await page.locator('#summarizer-spend dd').innerText()).toMatch(/^\d+ calls?, no tokens spent$/);
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${auto.compactionId}`);
@@ -376,6 +381,46 @@ describeWithChromium('audit page for a support engineer', () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${item.compactionId}`);
     await page.locator('#summary-text').waitFor();
     expect(await page.locator('#not-summarized').innerText()).toBe('also archived, not summarized (a system message a newer one replaced): sys-old');
+  });
+
+  // newcomer ncui69 F8: a hit of the session on screen written after the page was read read as another session's, and its link led nowhere.
+  itInPage('labels a hit of the session on screen written after the page was read so, and reads the page again to go to it', async () => {
+    const sessionId = 'sup-late';
+    const path = { sessionId };
+    const append = (id: string, text: string) =>
+      client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id, type: 'user', text }] } });
+    /** Waits until recall finds `count` hits of the word in the session. */
+    const indexed = async (count: number) => {
+      for (let tries = 0; ; tries++) {
+        const { data: found } = await client.GET('/v1/recall', { params: { query: { q: 'zebraword', sessionId } } });
+        if (found!.items.length === count) return;
+        if (tries > 100) throw new Error('recall did not catch up');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await append('l0', 'an early question');
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+    await page.locator('#timeline li[data-event="l0"]').waitFor();
+    await append('l1', 'zebraword appeared late');
+    await indexed(1);
+    // A link to it (the recall hit's) on the page read before: the status says so and reads again from there.
+    await page.evaluate((hash) => (location.hash = hash), `#/s/${sessionId}/e/l1`);
+    await page.locator('#timeline-event-reread').click({ timeout: 5_000 });
+    await page.locator('#timeline li.target[data-event="l1"]').waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toMatch(/^went to event l1, revision 1 /);
+    // The recall hit itself, on a page read before it was written: named so, its link reading the page again.
+    await append('l2', 'zebraword again');
+    await indexed(2);
+    await page.locator('#recall input[name=recall]').fill('zebraword');
+    await page.locator('#recall button[type=submit]').click();
+    const late = page.locator('#recall-results li[data-event="l2"] a.row-link');
+    await late.waitFor();
+    expect(await late.innerText()).toBe('written after the page was read: read again and go to it');
+    expect(await page.locator('#recall-results li[data-event="l1"] a.row-link').innerText()).toBe('revision 1');
+    await late.click();
+    await page.locator('#timeline li.target[data-event="l2"]').waitFor();
+    expect(await page.evaluate(() => location.hash)).toBe(`#/s/${sessionId}/e/l2`);
+    expect(await page.locator('#as-of').innerText()).toContain('As of revision 2,');
   });
 
   // ncaudit64 F4: a long text was cut at 600 UTF-16 units in the panel meant to show what the model was sent, with no way to see the rest.

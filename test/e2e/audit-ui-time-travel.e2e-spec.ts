@@ -93,6 +93,13 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-goto button[type=submit]').click();
     await page.locator('#window-at-heading', { hasText: 'Window at a revision' }).waitFor();
     expect(await page.locator('#window-at-close').isHidden()).toBe(true);
+    // a revision of 20 digits is named as asked, not rounded as a float (newcomer ncui69 F10)
+    await page.locator('#timeline-goto input[name=revision]').fill('99999999999999999999');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#timeline-goto-status', { hasText: /revision \d{20,} is past/ }).waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toBe(
+      `revision 99999999999999999999 is past the end of this timeline (its last row is revision ${2 * PER_APPEND - 1}): no row marked`,
+    );
   });
 
   /** Types `typed` in "Go to time" and answers the status once the service answered. */
@@ -172,6 +179,54 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     expect(await page.locator('#timeline li.target').count()).toBe(1);
     expect(await page.locator('#timeline-time-status').innerText()).toBe(shown);
     expect(await page.locator('#as-of').innerText()).toContain(`As of revision ${late.revision},`);
+  });
+
+  // newcomer ncui69 F7: Back to the plain session link kept "Window at revision 3" and its marks.
+  itInPage('shows the plain session link, reached by Back, as a fresh load does; the details’ Close keeps the window gone to', async () => {
+    const backSession = 'ui-back-plain';
+    const events = Array.from({ length: 6 }, (_, i) => ({ id: `b${i}`, type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i}` }));
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: backSession } }, body: { events } });
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path: { sessionId: backSession } },
+      body: { strategy: { type: 'sliding-window', maxEvents: 2 } },
+    });
+    expect(data!.archived).toContain('b0');
+    const plain = `#/s/${backSession}`;
+    await page.goto(`${harness.baseUrl}/ui${plain}`);
+    await page.locator('#timeline li[data-event="b5"]').waitFor();
+    const fresh = {
+      heading: await page.locator('#window-at-heading').innerText(),
+      marks: await page.locator('#timeline-marks').innerText(),
+      archivedBy: await page.locator('#timeline li[data-event="b0"] .archived-by').isVisible(),
+    };
+    expect(fresh).toEqual({ heading: 'Window at a revision', marks: expect.stringContaining("the page's revision") as unknown, archivedBy: true });
+    await page.evaluate((hash) => (location.hash = hash), `${plain}/r/3`);
+    await page.locator('#window-at-heading', { hasText: 'Window at revision 3' }).waitFor();
+    await page.locator('#timeline li[data-event="b0"] .archived-later').waitFor();
+    await page.locator('#compactions a.open').first().click();
+    await page.locator(`#diff[data-compaction="${data!.compactionId}"]`).waitFor();
+    await page.goBack();
+    await waitInPage(page, `location.hash === ${JSON.stringify(`${plain}/r/3`)}`);
+    await page.goBack();
+    await waitInPage(page, `location.hash === ${JSON.stringify(plain)}`);
+    await page.locator('#window-at-heading', { hasText: 'Window at a revision' }).waitFor({ timeout: 5_000 });
+    expect({
+      heading: await page.locator('#window-at-heading').innerText(),
+      marks: await page.locator('#timeline-marks').innerText(),
+      archivedBy: await page.locator('#timeline li[data-event="b0"] .archived-by').isVisible(),
+    }).toEqual(fresh);
+    expect(await page.locator('#timeline li.target, #timeline li.after-view, #timeline .archived-later').count()).toBe(0);
+    expect(await page.locator('#timeline-goto-status').innerText()).toBe('');
+    expect(await page.locator('#timeline-goto input[name=revision]').inputValue()).toBe('');
+    // Gone to on the page itself, a revision's window stays when the details opened after it are closed.
+    await page.locator('#timeline-goto input[name=revision]').fill('3');
+    await page.locator('#timeline-goto button[type=submit]').click();
+    await page.locator('#window-at-heading', { hasText: 'Window at revision 3' }).waitFor();
+    await page.locator('#compactions a.open').first().click();
+    await page.locator('#diff-close').click();
+    await waitInPage(page, `location.hash === ${JSON.stringify(plain)} && !document.querySelector('#diff')`);
+    expect(await page.locator('#window-at-heading').innerText()).toBe('Window at revision 3');
+    expect(await page.locator('#timeline li[data-event="b0"] .archived-later').count()).toBe(1);
   });
 
   // newcomer ncaudit66 F2: a notice, the pinned and a superseded system message all read "system"

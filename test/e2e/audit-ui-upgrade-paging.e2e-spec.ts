@@ -276,5 +276,12 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     } finally {
       await page.unroute(/\/v1\/erasures\?/);
     }
+    // newcomer ncui69 F9: "Go to revision" into an erased earlier life said the revision "has no row".
+    await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}/r/2`);
+    await page.locator('#timeline li.target').waitFor();
+    expect(await page.locator('#timeline-goto-status').innerText()).toMatch(
+      /^revision 2 was erased \(revisions 0–5, an earlier life of this session id\): went to revision 6, the first of this life \(row 1 of \d+\)$/,
+    );
+    expect(await page.locator('#timeline li.target').getAttribute('aria-posinset')).toBe('1');
   });
 });

@@ -544,13 +544,16 @@ function brief(value) {
 /**
  * The details' rows of a summarizing strategy's own prompts (`systemPrompt`: what the model is told
  * to keep and drop; `shadowPrompt`: the user side of the summary in the window), each whole as
- * stored (a default the service filled in shows too); none for a strategy without them.
+ * stored (a default the service filled in shows too); none for a strategy without them. A pass of
+ * the extractive summarizer, which sends no prompt, labels the first `summarizer prompt (not used
+ * by the extractive summarizer: it sends no prompt)` (newcomer ncui69 F5).
  * @param {Record<string, unknown>} strategy
+ * @param {boolean} [extractive] whether the pass's summarizer was the extractive one
  * @returns {Node[]}
  */
-function promptRows(strategy) {
+function promptRows(strategy, extractive = false) {
   return [
-    ['systemPrompt', 'summarizer prompt'],
+    ['systemPrompt', extractive ? 'summarizer prompt (not used by the extractive summarizer: it sends no prompt)' : 'summarizer prompt'],
     ['shadowPrompt', 'shadow prompt'],
   ].flatMap(([key, label]) =>
     typeof strategy[key] === 'string' ? [h('div', {}, h('dt', {}, label), h('dd', { class: 'prompt' }, stored(/** @type {string} */ (strategy[key]))))] : [],
@@ -558,16 +561,37 @@ function promptRows(strategy) {
 }
 
 /**
- * The events a summarizing pass archived without its summary covering them (the history item's
- * `archivedIds` not in `summary.coveredIds`, which holds the earlier summary it folds in): system
- * messages a newer one replaced, which leave the window with the pass (newcomer ncaudit64 F6: "covers 20
- * events" beside 21 archived, nothing saying which one or why). Null when there is none.
- * @param {Schemas['CompactionHistoryItem']} item
+ * Why a compaction archived a superseded system message (DESIGN §3.2), wherever the page marks one archived.
+ */
+const SUPERSEDED_WHY = 'a superseded system message: a newer one replaced it; it was not sent to the model in the OpenAI rendering';
+
+/**
+ * Whether a log entry is a stored system message that is not a notice (DESIGN §3.2). The pinned
+ * one, the latest, is never archived: such a message a compaction archived was a superseded one,
+ * which every pass archives, a failed one (§3.7) or one with nothing to cut included, with no
+ * summary covering it (newcomer ncui69 F3). The one rule the page tells them apart by.
+ * @param {LogEntry | undefined} entry
+ */
+function isStoredSystem(entry) {
+  return entry?.type === 'ConversationEventAppended' && entry.kind === 'system' && /** @type {any} */ (entry.data)?.event?.notice !== true;
+}
+
+/**
+ * The events of a compaction's `archivedIds` that were superseded system messages ({@link isStoredSystem}), in their order.
+ * @param {ReadonlyArray<string>} archivedIds @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
+ */
+const supersededOf = (archivedIds, events) => archivedIds.filter((id) => isStoredSystem(events.get(id)));
+
+/**
+ * The events a summarizing pass archived without its summary covering them: the superseded system
+ * messages ({@link supersededOf}), which leave the window with the pass (newcomer ncaudit64 F6:
+ * "covers 20 events" beside 21 archived, nothing saying which one or why). Null when there is none.
+ * @param {Schemas['CompactionHistoryItem']} item @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
  * @returns {HTMLElement | null}
  */
-function notSummarized(item) {
+function notSummarized(item, events) {
   const covered = new Set(item.summary?.coveredIds ?? []);
-  const others = item.archivedIds.filter((id) => !covered.has(id));
+  const others = supersededOf(item.archivedIds, events).filter((id) => !covered.has(id));
   if (others.length === 0) return null;
   return h(
     'div',
@@ -575,6 +599,22 @@ function notSummarized(item) {
     `also archived, not summarized (a system message a newer one replaced): `,
     ...others.flatMap((id, i) => (i === 0 ? [stored(id)] : [', ', stored(id)])),
   );
+}
+
+/**
+ * A compaction's "saved" in its details: `1,254 cl100k_base`, and when it archived superseded
+ * system messages ({@link supersededOf}), how much of it they are (DESIGN §3.6 counts them: the
+ * model was not sent them before the pass either): `1,254 cl100k_base, of which 1,254 for a
+ * superseded system message …` (newcomer ncui69 F1, F3). Their tokens are the Before column's.
+ * @param {CompactionItem} item @param {CompactionDiff} diff @param {ReadonlyArray<string>} superseded
+ */
+function savedText(item, diff, superseded) {
+  const text = `${fmt(item.tokensSaved)} ${diff.estimator}`;
+  if (superseded.length === 0) return text;
+  const ids = new Set(superseded);
+  const tokens = diff.before.events.reduce((sum, e) => sum + (ids.has(e.id) && e.change === 'archived' ? e.tokens : 0), 0);
+  const what = `${superseded.length === 1 ? 'a superseded system message' : `${fmt(superseded.length)} superseded system messages`} the model was no longer sent (a newer one replaced ${superseded.length === 1 ? 'it' : 'them'}; not sent in the OpenAI rendering)`;
+  return tokens <= item.tokensSaved ? `${text}, of which ${fmt(tokens)} for ${what}` : `${text}; the archived events include ${fmt(tokens)} for ${what}`;
 }
 
 /**
@@ -1828,13 +1868,16 @@ function systemRoles(events) {
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
  * `archived` and "archived by <compaction>" (a link that selects it, {@link archivedByLink}); a
  * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
- * estimator and a link that selects it; a policy change is a `decision` row.
+ * estimator and a link that selects it; a policy change is a `decision` row. A superseded system
+ * message archived says so beside its "archived by" ({@link SUPERSEDED_WHY}, class `superseded-note`), and a
+ * compaction's row how many of its archived events were ones (newcomer ncui69 F3).
  * @param {LogEntry} entry
  * @param {Map<string, CompactionItem>} byId
  * @param {(id: string) => void} select
+ * @param {ReadonlyMap<string, LogEntry>} events the page's conversation events by id
  * @returns {HTMLElement}
  */
-function timelineRow(entry, byId, select) {
+function timelineRow(entry, byId, select, events) {
   const data = /** @type {any} */ (entry.data);
   const rev = [h('span', { class: 'muted' }, `#${entry.revision} `), entryTime(entry), ' '];
   if (entry.type === 'ConversationEventAppended') {
@@ -1853,6 +1896,7 @@ function timelineRow(entry, byId, select) {
       kindLabel({ type: entry.kind ?? '', notice: event.notice }),
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
       entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
+      entry.archived && entry.archivedBy && isStoredSystem(entry) ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
       h('div', { class: 'preview' }, lines),
     );
   }
@@ -1868,6 +1912,7 @@ function timelineRow(entry, byId, select) {
     );
   if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
     const c = byId.get(entry.compactionId ?? '');
+    const superseded = c ? supersededOf(c.archivedIds, events).length : 0;
     return h(
       'li',
       { class: 'decision', 'data-compaction': entry.compactionId },
@@ -1883,6 +1928,9 @@ function timelineRow(entry, byId, select) {
         stored(short(entry.compactionId ?? '')),
       ),
       c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
+      superseded
+        ? ` (of which ${superseded === 1 ? 'a superseded system message' : `${fmt(superseded)} superseded system messages`}: a newer one replaced ${superseded === 1 ? 'it' : 'them'}, not sent to the model)`
+        : null,
       c?.reason ? `, ${c.reason}` : null,
       c?.toolCallId ? [' (tool call ', stored(c.toolCallId), ')'] : null,
       c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
@@ -1945,7 +1993,8 @@ function scrollIntoList(list, row) {
  * the one whose window "Window at revision" shows (undefined: as of the page's revision);
  * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
  * recall hit's row link), or says it is not on this timeline; `goToRevision(revision)`, which is
- * "Go to revision" (a link to a revision's row, such as a compaction's policy revision).
+ * "Go to revision" (a link to a revision's row, such as a compaction's policy revision); `forgetGoneTo()`,
+ * which unmarks the row gone to and empties "Go to revision" and "Go to time" and their statuses.
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
@@ -1955,7 +2004,8 @@ function scrollIntoList(list, row) {
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  *   viewAt: (revision: number | undefined) => void,
  *   goToEvent: (eventId: string) => void,
- *   goToRevision: (revision: number) => void,
+ *   goToRevision: (revision: bigint) => void,
+ *   forgetGoneTo: () => void,
  * }} Timeline
  */
 
@@ -1974,7 +2024,7 @@ function scrollIntoList(list, row) {
 /**
  * What the timeline's "Go to time" needs: `resolve(time)`, the event the service's time travel
  * resolves a time to, with the window right after it (the answer, in the events format); `asOf`,
- * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event;
+ * the page's revision; `readAgainAt(resolved)`, reads the page again and goes to that event; `readAgainAtEvent(eventId)`, the same for an event by its id;
  * `opened`, the event to go to when the timeline opens (the page was read again for it);
  * `showWindow(revision, window, resolved)`, which shows the window at the revision gone to in the
  * "Window at revision" panel ({@link windowAtPanel}); `closeWindow()`, which closes that panel (a
@@ -1983,6 +2033,7 @@ function scrollIntoList(list, row) {
  *   resolve: (time: string) => Promise<{ resolved: ResolvedTime, window: Schemas['Window'] }>,
  *   asOf: bigint,
  *   readAgainAt: (resolved: ResolvedTime) => void,
+ *   readAgainAtEvent: (eventId: string) => void,
  *   opened?: ResolvedTime,
  *   showWindow: (revision: number, window?: Schemas['Window'], resolved?: ResolvedTime) => void,
  *   closeWindow: () => void,
@@ -2025,7 +2076,12 @@ function timeline(log, byId, select, timeTravel, from) {
   const rowOf = new Map();
   /** @type {Map<string, number>} each archived event's archiving: the revision of the `EventsArchived` that archived it */
   const archivedAt = new Map();
+  /** @type {Map<string, LogEntry>} the conversation events by id */
+  const events = new Map();
+  /** The log's first revision: past 0 for a session id written again after an erasure (the revisions before were erased). */
+  const lifeStart = log[0] === undefined ? 0 : Number(log[0].revision);
   for (const entry of log) {
+    if (entry.type === 'ConversationEventAppended' && entry.eventId !== undefined) events.set(entry.eventId, entry);
     if (entry.type === 'EventsArchived')
       for (const id of /** @type {any} */ (entry.data)?.archivedIds ?? []) archivedAt.set(String(id), Number(entry.revision));
     if (!TIMELINE_TYPES.has(entry.type)) continue;
@@ -2060,6 +2116,8 @@ function timeline(log, byId, select, timeTravel, from) {
     item.classList.toggle('archived', !later);
     const link = /** @type {HTMLElement | null} */ (item.querySelector('.archived-by'));
     if (link) link.hidden = later;
+    const note = /** @type {HTMLElement | null} */ (item.querySelector('.superseded-note'));
+    if (note) note.hidden = later;
     item.querySelector('.archived-later')?.remove();
     if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
   };
@@ -2203,11 +2261,11 @@ function timeline(log, byId, select, timeTravel, from) {
   /**
    * "Go to revision" `asked`: the row at or after it marked and focused, the status saying where
    * it went ({@link revisionTarget}), and the window right after it opened; the box shows `asked`.
-   * @param {number} asked
+   * @param {bigint} asked (a bigint: a revision of 20 digits is named as asked, not rounded as a float)
    */
   const goToRevision = (asked) => {
     revision.value = String(asked);
-    const { index, text } = revisionTarget(rows, asked);
+    const { index, text } = revisionTarget(rows, asked, lifeStart);
     timeStatus.textContent = '';
     revisionStatus.textContent = text;
     if (index === undefined) {
@@ -2217,7 +2275,7 @@ function timeline(log, byId, select, timeTravel, from) {
     }
     draw(pageOf(index), index, 'target');
     // The window the model was sent right after the revision asked (the row gone to may be a later one).
-    timeTravel.showWindow(asked);
+    timeTravel.showWindow(Number(asked));
   };
   const pager = h(
     'nav',
@@ -2231,7 +2289,8 @@ function timeline(log, byId, select, timeTravel, from) {
         id: 'timeline-goto',
         onsubmit: (e) => {
           e.preventDefault();
-          goToRevision(Number(revision.value));
+          const typed = revision.value.trim();
+          goToRevision(/^\d+$/.test(typed) ? BigInt(typed) : BigInt(Math.trunc(Number(typed))));
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -2285,7 +2344,7 @@ function timeline(log, byId, select, timeTravel, from) {
     const items = [];
     for (let i = start; i < end; i++) {
       const entry = /** @type {LogEntry} */ (rows[i]);
-      const item = timelineRow(entry, byId, select);
+      const item = timelineRow(entry, byId, select, events);
       item.setAttribute('aria-posinset', String(i + 1));
       item.setAttribute('aria-setsize', String(rows.length));
       if (i === focus && mark) item.classList.add(mark);
@@ -2366,6 +2425,14 @@ function timeline(log, byId, select, timeTravel, from) {
       return el ?? row;
     },
     goToRevision,
+    forgetGoneTo: () => {
+      revision.value = '';
+      time.value = '';
+      timeAsked++;
+      revisionStatus.textContent = '';
+      timeStatus.textContent = '';
+      clearTarget();
+    },
     goToEvent: (eventId) => {
       const index = rows.findIndex((r) => r.eventId === eventId);
       timeStatus.textContent = '';
@@ -2375,7 +2442,12 @@ function timeline(log, byId, select, timeTravel, from) {
         return revisionStatus.replaceChildren(
           'event ',
           stored(eventId),
-          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased`,
+          ` is not on this timeline (as of revision ${timeTravel.asOf}): written after the page was read, or erased: `,
+          h(
+            'a',
+            { href: '#', id: 'timeline-event-reread', onclick: (e) => (e.preventDefault(), timeTravel.readAgainAtEvent(eventId)) },
+            'read again and go to it',
+          ),
         );
       }
       draw(pageOf(index), index, 'target');
@@ -2398,13 +2470,17 @@ function timeline(log, byId, select, timeTravel, from) {
  * status says: the first row at or after `asked` (`went to revision 230`, or, when `asked` has no
  * row of its own, such as a decision's `EventsArchived`, `revision 12 has no row: went to revision
  * 13, the next one`); past the last row, no row (`index` undefined): `revision 99999 is past the
- * end of this timeline (its last row is revision 262)`.
+ * end of this timeline (its last row is revision 262)`. Before `lifeStart`, the first revision of
+ * a session id written again after an erasure, the revision was erased: `revision 5 was erased
+ * (revisions 0–27, an earlier life of this session id): went to revision 28, the first of this
+ * life` (newcomer ncui69 F9: it said "has no row").
  * @param {LogEntry[]} rows
- * @param {number} asked
+ * @param {bigint} asked
+ * @param {number} [lifeStart] the log's first revision (0, or after an erasure of the id, the first one written again)
  * @returns {{ index: number | undefined, text: string }}
  */
-function revisionTarget(rows, asked) {
-  const index = firstRowFrom(rows, asked);
+function revisionTarget(rows, asked, lifeStart = 0) {
+  const index = firstRowFrom(rows, Number(asked));
   const row = rows[index];
   if (row === undefined) {
     const last = rows.at(-1);
@@ -2413,7 +2489,12 @@ function revisionTarget(rows, asked) {
       text: `revision ${asked} is past the end of this timeline${last ? ` (its last row is revision ${last.revision})` : ''}: no row marked`,
     };
   }
-  const text = Number(row.revision) === asked ? `went to revision ${asked}` : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
+  const text =
+    BigInt(row.revision) === asked
+      ? `went to revision ${asked}`
+      : asked < BigInt(lifeStart)
+        ? `revision ${asked} was erased (revisions 0–${lifeStart - 1}, an earlier life of this session id): went to revision ${row.revision}, the first of this life`
+        : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
 }
 
@@ -2515,10 +2596,13 @@ function summarizerParts(summarizer) {
  * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
  * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
  * before/after columns and late answers archived on arrival.
+ * An event it archived as a superseded system message says so ({@link SUPERSEDED_WHY}), and so does "saved".
  * @param {string} sessionId @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
+ * @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
  */
-function diffView(sessionId, diff, item, close) {
+function diffView(sessionId, diff, item, close, events) {
   const policy = item === undefined ? undefined : policyParts(sessionId, item);
+  const superseded = supersededOf(item?.archivedIds ?? diff.archivedIds, events);
   /** Events written after the revision the pass planned on (appended while it ran: it was re-based onto them). */
   const planned = item === undefined ? undefined : BigInt(item.basedOnRevision);
   /** @param {string} title @param {CompactionDiff['before']} side */
@@ -2531,13 +2615,15 @@ function diffView(sessionId, diff, item, close) {
         'ol',
         // A scroll box: a named Tab stop, so the keyboard can scroll it.
         { tabindex: '0', 'aria-label': `${title}: the window's events` },
-        side.events.map((e) =>
-          h(
+        side.events.map((e) => {
+          const replaced = e.change === 'archived' && superseded.includes(e.id);
+          return h(
             'li',
             { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change },
-            h('span', { class: 'kind' }, e.type),
+            replaced ? kindLabel(e, 'superseded') : h('span', { class: 'kind' }, e.type),
             h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
+            replaced ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
             planned !== undefined && title === 'Before' && BigInt(e.revision) > planned
               ? h(
                   'span',
@@ -2546,8 +2632,8 @@ function diffView(sessionId, diff, item, close) {
                 )
               : null,
             stored(e.preview, 'div', { class: 'preview' }),
-          ),
-        ),
+          );
+        }),
       ),
     );
   return h(
@@ -2595,9 +2681,9 @@ function diffView(sessionId, diff, item, close) {
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           // the summarizer's instructions the pass was given, when the strategy set its own (newcomer ncaudit64 F5)
-          ...promptRows(item.strategy),
+          ...promptRows(item.strategy, item.summarizer?.kind === 'extractive'),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', { id: 'based-on' }, basedOnText(item.basedOnRevision, diff.before.revision))),
-          h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
+          h('div', {}, h('dt', {}, 'saved'), h('dd', { id: 'saved' }, savedText(item, diff, superseded))),
           item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', { id: 'summarizer-figures' }, summarizerParts(item.summarizer))) : null,
           // the models the replies named; the extractive summarizer has no model and no replies
           item.summarizer && item.summarizer.kind !== 'extractive'
@@ -2655,7 +2741,7 @@ function diffView(sessionId, diff, item, close) {
           // A scroll box: a named region and a Tab stop, so the keyboard can scroll it.
           { class: 'summary-text', id: 'summary-text', role: 'region', tabindex: '0', 'aria-labelledby': 'summary-label' },
           h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
-          notSummarized(item),
+          notSummarized(item, events),
           stored(item.summary.text, 'div'),
         )
       : null,
@@ -2981,33 +3067,53 @@ const revisionHref = (sessionId, revision) => `${sessionHref(sessionId)}/r/${rev
 /**
  * What a row link goes to on its session's timeline: an event ({@link eventHref}) or a revision
  * ({@link revisionHref}).
- * @typedef {{ eventId: string } | { revision: number }} RowLink
+ * @typedef {{ eventId: string } | { revision: bigint }} RowLink
  */
 
 /** @typedef {RecallPage['items'][number]} RecallHit */
 
 /**
- * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
- * when the hit is in the session on screen (its revision known), else `its row`. Followed to the
- * link already in the address bar (no hashchange), it goes there again.
- * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * Reads the session page again and goes to event `eventId` on its timeline (an event written after
+ * the page was read): its link ({@link eventHref}) becomes the page's, without a second read.
+ * @param {string} sessionId @param {string} eventId
  */
-function hitRowLink(hit, known) {
+function readAgainAtEvent(sessionId, eventId) {
+  const href = eventHref(sessionId, eventId);
+  if (location.hash !== href) history.pushState(null, '', href);
+  void render(true);
+}
+
+/**
+ * A recall hit's link to its row on its session's timeline ({@link eventHref}): `revision 12`
+ * when the hit is in the session on screen (its revision known); a hit in the session on screen
+ * the page does not know, written after the page was read, `written after the page was read: read
+ * again and go to it`, which does so ({@link readAgainAtEvent}; newcomer ncui69 F8); else `its
+ * row`. Followed to the link already in the address bar (no hashchange), it goes there again.
+ * @param {RecallHit} hit @param {((eventId: string) => KnownEvent | undefined) | undefined} known
+ * @param {string | undefined} onScreen the session page's session (undefined: the session list)
+ */
+function hitRowLink(hit, known, onScreen) {
   const event = known?.(hit.eventId);
+  const late = event === undefined && onScreen !== undefined && hit.sessionId === onScreen;
   const href = eventHref(hit.sessionId, hit.eventId);
+  const label = event ? `revision ${event.revision}` : late ? 'written after the page was read: read again and go to it' : 'its row';
   return h(
     'a',
     {
-      class: 'row-link',
+      class: late ? 'row-link written-after' : 'row-link',
       href,
-      'aria-label': `${event ? `revision ${event.revision}` : 'its row'}: go to event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
+      'aria-label': `${label}: ${late ? '' : 'go to '}event ${revealedText(hit.eventId)} on the timeline of ${revealedText(hit.sessionId)}`,
       onclick: (e) => {
+        if (late) {
+          e.preventDefault();
+          return readAgainAtEvent(hit.sessionId, hit.eventId);
+        }
         if (location.hash !== href) return;
         e.preventDefault();
         void render();
       },
     },
-    event ? `revision ${event.revision}` : 'its row',
+    label,
   );
 }
 
@@ -3152,7 +3258,7 @@ function recallBox(sessionId, known) {
       h('span', { class: 'kind' }, hit.type),
       h('a', { href: sessionHref(hit.sessionId), 'aria-label': `session ${revealedText(hit.sessionId)}` }, stored(hit.sessionId)),
       ' ',
-      hitRowLink(hit, known),
+      hitRowLink(hit, known, sessionId),
       h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', hitTime(hit, known)),
       hitWriter(hit, known),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
@@ -3318,6 +3424,9 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
   );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
+  /** @type {Map<string, LogEntry>} the page's conversation events and summaries by id (what a compaction archived was) */
+  const eventsById = new Map();
+  for (const entry of log) if (entry.type === 'ConversationEventAppended' && entry.eventId !== undefined) eventsById.set(entry.eventId, entry);
   /** @type {Map<string, KnownEvent>} the page's events, for its recall hits */
   const knownEvents = new Map();
   for (const entry of log) {
@@ -3332,7 +3441,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
     onkeydown: (/** @type {Event} */ e) => {
       if (/** @type {KeyboardEvent} */ (e).key !== 'Escape' || diffSlot.childElementCount === 0) return;
       e.preventDefault();
-      location.hash = sessionHref(sessionId);
+      closeDetails(sessionId);
     },
   });
   /** The link that selects compaction `id` on this page. @param {string} id */
@@ -3441,6 +3550,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       resolve: resolveTime,
       asOf,
       readAgainAt: (resolved) => void render(true, resolved),
+      readAgainAtEvent: (eventId) => readAgainAtEvent(sessionId, eventId),
       opened: goneTo,
       showWindow: (revision, window, resolved) => windowAt.showAt(revision, window, resolved),
       closeWindow: () => windowAt.clear(),
@@ -3486,8 +3596,8 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       return;
     }
     const what = ['Compaction ', stored(id), ' could not be shown'];
-    const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
-    const closeButton = h('button', { type: 'button', id: 'diff-close', onclick: () => (location.hash = sessionHref(sessionId)) }, 'Close');
+    const close = h('a', { href: sessionHref(sessionId), class: 'close', onclick: () => (closingDetails = true) }, 'Close');
+    const closeButton = h('button', { type: 'button', id: 'diff-close', onclick: () => closeDetails(sessionId) }, 'Close');
     const panel = (/** @type {Array<Node | string>} */ ...children) => h('section', { class: 'panel', id: 'diff-panel' }, children);
     if (!diffSlot.querySelector('#diff')) diffSlot.replaceChildren(panel(h('p', { class: 'muted' }, 'Reading compaction ', stored(id), '…')));
     try {
@@ -3496,7 +3606,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       // Late answers archived on arrival after the page's revision are not shown, as in its list.
       const onArrival = diff.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
       if (wanted !== id) return;
-      diffSlot.replaceChildren(diffView(sessionId, { ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton));
+      diffSlot.replaceChildren(diffView(sessionId, { ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton, eventsById));
       if (moveFocus) {
         focusOn(/** @type {HTMLElement | null} */ (diffSlot.querySelector('#diff-heading')), true);
         announce(`Compaction ${revealedText(short(id))} details opened: Escape or Close closes them`);
@@ -3516,6 +3626,10 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       timelineAt: logTimeline.firstRevision,
       goToEvent: logTimeline.goToEvent,
       goToRevision: logTimeline.goToRevision,
+      leaveTimeTravel: () => {
+        windowAt.clear();
+        logTimeline.forgetGoneTo();
+      },
     },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
@@ -3666,14 +3780,17 @@ function pageTitle(sessionId, compactionId) {
  * The session page on screen: its id, `has(compactionId)` (whether that compaction is in the page's
  * list), `show(compactionId)`, which reads that compaction's diff into the page's diff panel
  * (undefined: none) without reading the session again (a failure shows in that panel) and turns
- * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at.
+ * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at;
+ * `leaveTimeTravel()` shows the page as a fresh load of its plain link does: "Window at revision"
+ * closed, the marks as of the page's revision, no row gone to.
  * @typedef {{
  *   sessionId: string,
  *   has: (compactionId: string) => boolean,
  *   show: (compactionId: string | undefined) => Promise<void>,
  *   timelineAt: () => number | undefined,
  *   goToEvent: (eventId: string) => void,
- *   goToRevision: (revision: number) => void,
+ *   goToRevision: (revision: bigint) => void,
+ *   leaveTimeTravel: () => void,
  * }} ShownSession
  */
 
@@ -3688,6 +3805,18 @@ let pageShown = false;
 let shownSession;
 /** Routes asked for so far: an answer for an older one is dropped. */
 let renders = 0;
+/**
+ * Whether the next route is the plain session link that the details' Close (or Escape) went to: the
+ * page keeps its "Window at revision" and the row gone to. Any other way to that link (Back, Forward,
+ * typed) shows it as a fresh load does (newcomer ncui69 F7).
+ */
+let closingDetails = false;
+
+/** The details' Close and Escape: back to the session's plain link, keeping what the page shows. @param {string} sessionId */
+function closeDetails(sessionId) {
+  closingDetails = true;
+  location.hash = sessionHref(sessionId);
+}
 
 /**
  * Replaces the page.
@@ -3784,6 +3913,8 @@ function showMode(mode) {
  */
 async function render(reread = false, goTo) {
   const turn = ++renders;
+  const fromClose = closingDetails;
+  closingDetails = false;
   const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
@@ -3814,7 +3945,7 @@ async function render(reread = false, goTo) {
       const selected = match[2] ? linkPart(match[2]) : undefined;
       // A row link: the timeline goes to that event (a recall hit's) or revision (a compaction's policy revision).
       /** @type {RowLink | undefined} */
-      const rowLink = match[3] ? { eventId: linkPart(match[3]) } : match[4] ? { revision: Number(match[4]) } : undefined;
+      const rowLink = match[3] ? { eventId: linkPart(match[3]) } : match[4] ? { revision: BigInt(match[4]) } : undefined;
       what = ['Session ', stored(sessionId), ' could not be read'];
       if (!reread && rowLink !== undefined && shownSession?.sessionId === sessionId) {
         clearBanner();
@@ -3825,6 +3956,8 @@ async function render(reread = false, goTo) {
       // unknown) reads the session again, so its list, chart and timeline include it.
       if (!reread && shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
         clearBanner();
+        // The plain link (not by Close): as a fresh load of it shows the page, not at a revision gone to before.
+        if (selected === undefined && rowLink === undefined && !fromClose) shownSession.leaveTimeTravel();
         return await shownSession.show(selected);
       }
       // Read again, the page keeps its timeline's page.
