@@ -72,7 +72,16 @@ export interface LogCopy {
   /**
    * Removes every event, stream, deleted stream and the copy's mark, and sets the head back to 0n,
    * in one transaction: what a copy that failed (or was killed) wrote into a store that was empty
-   * before it. Never called on a store in use.
+   * before it. Never called on a store in use ({@link otherUsers}).
    */
   clear(): Promise<void>;
+
+  /**
+   * Who else uses this store now, one phrase each (empty when no one): PostgreSQL, the other
+   * connections to this database named as a service's (`application_name` `session-memory-compaction…`:
+   * replicas, their claims, `rebuild-read-models`, another copy-store), not this store's own nor any
+   * other program's (psql); SQLite, any other connection holding the file open (a service, another
+   * program: SQLite does not tell which), found by taking the file's exclusive lock for a moment without waiting.
+   */
+  otherUsers(): Promise<string[]>;
 }

@@ -11,6 +11,13 @@ export class CopyRefusedError extends Error {
 }
 
 /**
+ * Refused because something else uses the target ({@link CopyRefusedError}, exit code 2): a service's connection to the
+ * PostgreSQL database, another connection holding the SQLite file open. The copy's mark was taken back; a SQLite
+ * target file is left where it is (another process has it open: removing it would take its writes away with it).
+ */
+export class TargetInUseError extends CopyRefusedError {}
+
+/**
  * The copy failed after it began writing the target: the source moved meanwhile, or the target
  * does not match the source. `targetEmptied`: whether the target was emptied again (else it holds a
  * partial copy). `removedFile`: the SQLite target file the command made, removed again (with its

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
 import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
+import { SERVICE_APPLICATION_NAME } from './postgres-application-name';
 import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER, markerOfRow, type CopyMarker } from '../copy-marker';
 
 /** What {@link PostgresLogCopy} runs on: the store's reads and transactions (schema set up first, errors mapped as the store's). */
@@ -122,6 +123,25 @@ export class PostgresLogCopy implements LogCopy {
       await client.query('UPDATE es_head SET position = 0');
       await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     });
+  }
+
+  /**
+   * See {@link LogCopy.otherUsers}: the rows of `pg_stat_activity` on this database whose `application_name` is a
+   * service's ({@link SERVICE_APPLICATION_NAME}, ` claims` after it, or another command's name after it), but this
+   * store's own (its connections' `application_name`, which the copy makes its own).
+   */
+  async otherUsers(): Promise<string[]> {
+    const rows = await this.db.query<{ pid: number; name: string; usename: string | null; addr: string | null; since: Date | null }>(
+      `SELECT pid, application_name AS name, usename, host(client_addr) AS addr, backend_start AS since FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid()
+         AND (application_name = $1 OR starts_with(application_name, $1 || ' ')) AND application_name <> current_setting('application_name')
+       ORDER BY backend_start, pid`,
+      [SERVICE_APPLICATION_NAME],
+    );
+    return rows.map(
+      (r) =>
+        `connection pid ${r.pid} "${r.name}"${r.usename ? ` of user ${r.usename}` : ''}${r.addr ? ` from ${r.addr}` : ''}${r.since ? ` since ${r.since.toISOString()}` : ''}`,
+    );
   }
 }
 

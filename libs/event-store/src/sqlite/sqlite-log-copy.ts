@@ -99,4 +99,32 @@ export class SqliteLogCopy implements LogCopy {
       this.db.exec(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     })();
   }
+
+  /**
+   * See {@link LogCopy.otherUsers}: this connection takes the file's EXCLUSIVE lock for a moment, without waiting
+   * (`locking_mode = EXCLUSIVE`, an empty IMMEDIATE transaction, `busy_timeout` 0), then gives it up again. In WAL
+   * mode every other open connection (that has read the file) holds a SHARED lock on it for as long as it is open,
+   * so the lock is refused (SQLITE_BUSY) exactly while another connection, of any process, has the file open.
+   */
+  async otherUsers(): Promise<string[]> {
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    this.db.pragma('locking_mode = EXCLUSIVE');
+    try {
+      this.db.exec('BEGIN IMMEDIATE; COMMIT');
+      return [];
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      const code = (error as { code?: unknown }).code;
+      if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+      return [
+        `another connection has the file open (a service or rebuild-read-models on it as SQLITE_EVENTS_FILE, or another program: SQLite does not say which)`,
+      ];
+    } finally {
+      this.db.pragma('locking_mode = NORMAL');
+      // The exclusive lock is given up at the next read in NORMAL mode.
+      this.db.prepare('SELECT count(*) FROM sqlite_master').get();
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
+  }
 }
