@@ -6,6 +6,9 @@
  *   target, then refuses it (CopyRefusedError: exit code 2, its mark taken back, nothing written)
  *   while a service's connection (`application_name` session-memory-compaction…) is on the database;
  *   another program's (psql) is no reason.
+ * - A failed copy removes only what it wrote, and only when nothing else wrote: a target written by
+ *   something else meanwhile keeps everything (those writes, the copy's rows, its mark) and the
+ *   message says the target needs attention. PostgreSQL and SQLite targets (a SQLite file is not removed then).
  * - A SQLite target file another connection has open (a service on it as SQLITE_EVENTS_FILE) is
  *   refused, after the mark, and a partial copy held open is not removed by --empty-partial-target.
  * PostgreSQL parts skip with one line without a server (CI runs them).
@@ -16,10 +19,10 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { SqliteEventStore } from '@lib/event-store';
+import { SqliteEventStore, storeWith, type EventStore } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { copyIntoTarget } from '../../apps/session-service/src/store-copy/copy-into-target';
-import { CopyRefusedError } from '../../apps/session-service/src/store-copy/copy-errors';
+import { CopyFailedError, CopyRefusedError } from '../../apps/session-service/src/store-copy/copy-errors';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 
 jest.setTimeout(120_000);
@@ -75,6 +78,20 @@ async function postgresState(url: string): Promise<{ events: number; marked: boo
   }
 }
 
+/**
+ * The source, read through `source`, whose second page read first runs `intrude` (another writer on
+ * the target, as a replica pointed at it would be, after the copy's checks).
+ */
+function sourceWithIntruder(source: EventStore, intrude: () => Promise<void>): EventStore {
+  let pages = 0;
+  return storeWith(source, {
+    readAll: async (options) => {
+      if (pages++ === 1) await intrude();
+      return source.readAll(options);
+    },
+  });
+}
+
 const INTRUDER = 'session-default.intruder';
 const intruderEvent = (): { id: string; type: string; data: object } => ({
   id: randomUUID(),
@@ -113,6 +130,32 @@ describeUnlessSkipped(skipReason, 'copy-store into a PostgreSQL database in use'
     } finally {
       await replica.close();
       await psql.end();
+      await source.close();
+    }
+  });
+
+  it('a failed copy keeps what something else wrote into the target meanwhile (and its own rows and mark), saying the target needs attention', async () => {
+    const source = SqliteEventStore.open(sourceFile);
+    // Connected after the copy's check (named as no service, as a replica started then would be refused by the mark).
+    const other = PostgresEventStore.connect(db.url, { acceptCopyInProgress: true, applicationName: 'intruder' });
+    let acknowledged: bigint | undefined;
+    try {
+      const failure = copyIntoTarget(
+        sourceWithIntruder(source, async () => {
+          acknowledged = (await other.appendToStream(INTRUDER, [intruderEvent()])).position;
+        }),
+        db.url,
+        { pageSize: 7 },
+      );
+      await expect(failure).rejects.toThrow(CopyFailedError);
+      await expect(failure).rejects.toThrow(
+        /^the copy failed: .*duplicate key.*; something else wrote into the target during the copy \(1 event this copy did not write, the first at position 8 of stream session-default\.intruder\): a service \(or another program\) is using it, so nothing was removed: .*The target needs attention: stop every service using it/,
+      );
+      expect(acknowledged).toBe(8n);
+      expect(await postgresState(db.url)).toEqual({ events: 8, marked: true });
+      expect((await other.readStream(INTRUDER)).map((e) => e.position)).toEqual([8n]);
+    } finally {
+      await other.close();
       await source.close();
     }
   });
@@ -164,6 +207,30 @@ describe('copy-store into a SQLite file in use', () => {
       expect((await copyIntoTarget(source2, file, { emptyPartialTarget: true })).events).toBe(STREAMS * PER_STREAM);
     } finally {
       await source2.close();
+    }
+  });
+
+  it('a failed copy keeps the file when something else wrote into it meanwhile, saying the target needs attention', async () => {
+    const file = path.join(root, 'intruded.sqlite');
+    const source = SqliteEventStore.open(sourceFile);
+    let other: SqliteEventStore | undefined;
+    try {
+      const failure = copyIntoTarget(
+        sourceWithIntruder(source, async () => {
+          other = SqliteEventStore.open(file, { acceptCopyInProgress: true });
+          await other.appendToStream(INTRUDER, [intruderEvent()]);
+        }),
+        file,
+        { pageSize: 7 },
+      );
+      await expect(failure).rejects.toThrow(CopyFailedError);
+      await expect(failure).rejects.toThrow(
+        /; something else wrote into the target during the copy \(1 event this copy did not write, the first at position 8 of stream session-default\.intruder\): .*The target needs attention/,
+      );
+      expect(sqliteState(file)).toEqual({ events: 8, marked: true });
+    } finally {
+      await other?.close();
+      await source.close();
     }
   });
 });

@@ -5,7 +5,7 @@
  */
 export * from './event-store.port';
 export * from './errors';
-export type { DeletedStream, LogContents, LogCopy } from './log-copy.port';
+export type { CopiedRows, DeletedStream, ForeignRows, LogContents, LogCopy } from './log-copy.port';
 export { COPY_MARKER_TABLE, copyMayStillRun, describeCopyMarker, type CopyMarker } from './copy-marker';
 export { sqliteFileCopyMarker, sqliteFileHeldOpen } from './sqlite/sqlite-copy-marker';
 export type { HeldClaim } from './claim.port';

@@ -9,7 +9,7 @@ import { openCopyTarget, removeSqliteFile, sqliteTargetFile } from './copy-targe
  * ({@link copyLog}), then closes the target. When the copy fails into a SQLite file, that file
  * (which held nothing before: {@link openCopyTarget} refuses any other) is removed with its
  * `-wal`/`-shm` files, so the same command can be run again as the failure's message says; not when
- * another connection has it open (TargetInUseError).
+ * another connection has it open (TargetInUseError) or something else wrote into it (`othersWrote`).
  * @returns the copy's summary.
  * @throws CopyRefusedError as {@link openCopyTarget} and {@link copyLog} (nothing written; a SQLite
  *   file the command made is removed too).
@@ -27,8 +27,8 @@ export async function copyIntoTarget(
     options.onOpened?.();
     return await copyLog(source, target, options);
   } catch (error) {
-    // Another process uses the file (refused): never removed under it.
-    if (file === undefined || error instanceof TargetInUseError) throw error;
+    // Another process uses the file (refused), or wrote into it (kept with the copy's rows): never removed under it.
+    if (file === undefined || error instanceof TargetInUseError || (error instanceof CopyFailedError && error.othersWrote !== undefined)) throw error;
     closed = true;
     await target.close().catch(() => undefined);
     removeSqliteFile(file);

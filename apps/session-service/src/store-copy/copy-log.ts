@@ -5,6 +5,7 @@ import {
   type CopyMarker,
   type DeletedStream,
   type EventStore,
+  type ForeignRows,
   type LogCopy,
   type RecordedEvent,
 } from '@lib/event-store';
@@ -116,7 +117,8 @@ function sameDeleted(a: readonly DeletedStream[], b: readonly DeletedStream[]): 
  *
  * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB), the source cannot be read (unreachable, a partial copy itself), the target cannot be used (unreachable, login refused,
  *   a database that does not exist, an es_* table that is not this service's: EventStoreSchemaMismatchError) or is not empty, or holds a partial copy without `emptyPartialTarget` (nothing written).
- * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be).
+ * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be and
+ *   nothing but this copy wrote into it: else nothing is removed and `othersWrote` says what else is there, {@link LogCopy.clearCopied}).
  * @throws the stores' errors (e.g. EventStoreUnavailableError) otherwise; the target is then emptied too when it could be (the error's message says so).
  */
 export async function copyLog(source: EventStore, target: EventStore, options: CopyLogOptions = {}): Promise<CopySummary> {
@@ -171,12 +173,15 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
   say(`copying the log up to position ${head} (${deleted.length} deleted streams) in pages of ${pageSize} events`);
 
   const copied = new LogDigest();
+  // What this copy has written (committed): all a failed copy's clean-up may remove.
+  const written = { runs: [] as [bigint, bigint][], events: 0n, head: 0n };
   try {
     let count = 0;
     let lineAt = now();
     let lineCount = 0;
     await readLog(source, head, pageSize, async (events) => {
       await into.importEvents(events);
+      noteWritten(written, events);
       copied.add(events);
       count += events.length;
       if (count - lineCount >= progressEvents || now() - lineAt >= progressMs) {
@@ -187,6 +192,7 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     });
     await into.importDeletedStreams(deleted);
     await into.importHead(head);
+    if (head > written.head) written.head = head;
     const done = copied.result();
     const copyMs = now() - started;
 
@@ -210,13 +216,38 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     await into.unmarkCopyInProgress();
     return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, copyMs, ms: now() - started };
   } catch (error) {
-    const emptied = await into.clear().then(
-      () => true,
-      () => false,
+    // Only what this copy wrote is removed, and only when nothing else wrote: else everything stays (the mark too).
+    const cleared = await into.clearCopied(written).then(
+      (foreign) => (foreign === null ? ('emptied' as const) : foreign),
+      () => 'failed' as const,
     );
-    if (error instanceof VerificationFailure) throw new CopyFailedError(error.message, emptied);
-    throw new CopyFailedError(`the copy failed: ${(error as Error).message}`, emptied);
+    const problem = error instanceof VerificationFailure ? error.message : `the copy failed: ${(error as Error).message}`;
+    if (cleared === 'emptied' || cleared === 'failed') throw new CopyFailedError(problem, cleared === 'emptied');
+    throw new CopyFailedError(problem, false, undefined, describeForeignRows(cleared));
   }
+}
+
+/** Adds `events`, just written by {@link LogCopy.importEvents} (ascending positions), to `written`'s runs, count and head. */
+function noteWritten(written: { runs: [bigint, bigint][]; events: bigint; head: bigint }, events: readonly RecordedEvent[]): void {
+  for (const { position } of events) {
+    const last = written.runs[written.runs.length - 1];
+    if (last !== undefined && last[1] + 1n === position) last[1] = position;
+    else written.runs.push([position, position]);
+  }
+  written.events += BigInt(events.length);
+  const top = events[events.length - 1].position;
+  if (top > written.head) written.head = top;
+}
+
+/** One phrase naming what something else wrote into a copy's target ({@link ForeignRows}). */
+function describeForeignRows(found: ForeignRows): string {
+  const parts = [
+    found.events > 0n
+      ? `${found.events} event${found.events === 1n ? '' : 's'} this copy did not write${found.first ? `, the first at position ${found.first.position} of stream ${found.first.stream}` : ''}`
+      : '',
+    found.missing > 0n ? `${found.missing} event${found.missing === 1n ? '' : 's'} this copy wrote gone again (deleted by something else)` : '',
+  ].filter((p) => p !== '');
+  return parts.length > 0 ? parts.join('; ') : `its head is position ${found.head}, above any this copy set`;
 }
 
 /**

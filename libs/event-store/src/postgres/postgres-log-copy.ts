@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
-import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
+import type { CopiedRows, DeletedStream, ForeignRows, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
 import { SERVICE_APPLICATION_NAME } from './postgres-application-name';
 import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER, markerOfRow, type CopyMarker } from '../copy-marker';
@@ -123,6 +123,45 @@ export class PostgresLogCopy implements LogCopy {
       await client.query('UPDATE es_head SET position = 0');
       await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     });
+  }
+
+  /**
+   * See {@link LogCopy.clearCopied}: the tables locked first (ACCESS EXCLUSIVE, as TRUNCATE takes: no append,
+   * erasure or read runs meanwhile), then counted against `copied`, then emptied as {@link clear} only when they match.
+   */
+  async clearCopied(copied: CopiedRows): Promise<ForeignRows | null> {
+    let found: ForeignRows | null = null;
+    await this.db.transaction(async (client) => {
+      await client.query('LOCK TABLE es_head, es_streams, es_events IN ACCESS EXCLUSIVE MODE');
+      const runs = [copied.runs.map(([lo]) => lo.toString()), copied.runs.map(([, hi]) => hi.toString())];
+      const {
+        rows: [row],
+      } = await client.query<{ total: string; ours: string; head: string | null }>(
+        `SELECT (SELECT count(*) FROM es_events)::text AS total,
+                (SELECT count(*) FROM es_events e JOIN unnest($1::bigint[], $2::bigint[]) AS r(lo, hi) ON e.position BETWEEN r.lo AND r.hi)::text AS ours,
+                (SELECT position FROM es_head)::text AS head`,
+        runs,
+      );
+      const [total, ours, head] = [BigInt(row.total), BigInt(row.ours), BigInt(row.head ?? '0')];
+      if (total === ours && ours === copied.events && head <= copied.head) {
+        await client.query('TRUNCATE es_events, es_streams');
+        await client.query('UPDATE es_head SET position = 0');
+        await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
+        return;
+      }
+      found = { events: total - ours, missing: copied.events - ours, head };
+      if (total === ours) return;
+      const {
+        rows: [first],
+      } = await client.query<{ position: string; stream: string }>(
+        `SELECT e.position::text AS position, e.stream FROM es_events e
+         WHERE NOT EXISTS (SELECT 1 FROM unnest($1::bigint[], $2::bigint[]) AS r(lo, hi) WHERE e.position BETWEEN r.lo AND r.hi)
+         ORDER BY e.position LIMIT 1`,
+        runs,
+      );
+      if (first) found.first = { position: BigInt(first.position), stream: first.stream };
+    });
+    return found;
   }
 
   /**
