@@ -53,7 +53,7 @@ export function copyStoreProgram(): Command {
         "The source is chosen by the service's environment variables:",
         ...SOURCE_VARIABLES.map(([name, fallback, meaning]) => `  ${name.padEnd(width)}  ${meaning} (default: ${fallback})`),
         '',
-        'Exit codes: 0 copied and verified (or --help); 2 a bad argument or setting, a store that cannot be copied (KurrentDB), a source that cannot be read, a target that is not empty or cannot be used (unreachable, login refused, foreign es_* tables, a partial copy without --empty-partial-target), a DATA_DIR in use or missing (nothing written); 1 the copy failed (the source moved, the target differs, a store failed: the target is emptied again, a SQLite target file removed).',
+        'Exit codes: 0 copied and verified (or --help); 2 a bad argument or setting, a store that cannot be copied (KurrentDB), a source that cannot be read, a target that is not empty, in use (a service connected to the PostgreSQL database, another connection holding the SQLite file open) or cannot be used (unreachable, login refused, foreign es_* tables, a partial copy without --empty-partial-target), a DATA_DIR in use or missing (nothing written); 1 the copy failed (the source moved, the target differs, a store failed: the target is emptied again, a SQLite target file removed; but when something else wrote into the target meanwhile nothing is removed, and the message says the target needs attention).',
       ].join('\n'),
     );
 }

@@ -5,7 +5,9 @@
  * DATA_DIR's lock (refused, exit code 2, while a service runs there); with PostgreSQL, stop every
  * replica first: a source written during the copy fails it (exit code 1, the target emptied again).
  * A source that cannot be read is refused (exit code 2) before the target is touched. The target is
- * marked (`es_copy_in_progress`) until the copy is verified; `--empty-partial-target` empties a target
+ * marked (`es_copy_in_progress`) until the copy is verified, and refused (exit code 2, the mark taken
+ * back) when a service uses it (connected to the PostgreSQL database; the SQLite file held open); a
+ * failed copy removes only what it wrote, and nothing when something else wrote into the target; `--empty-partial-target` empties a target
  * so marked by a copy that was killed, and copies again.
  * Prints a progress line every 10,000 events or 10 s and a summary with the digest both logs have.
  */

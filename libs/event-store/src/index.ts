@@ -5,9 +5,9 @@
  */
 export * from './event-store.port';
 export * from './errors';
-export type { DeletedStream, LogContents, LogCopy } from './log-copy.port';
+export type { CopiedRows, DeletedStream, ForeignRows, LogContents, LogCopy } from './log-copy.port';
 export { COPY_MARKER_TABLE, copyMayStillRun, describeCopyMarker, type CopyMarker } from './copy-marker';
-export { sqliteFileCopyMarker } from './sqlite/sqlite-copy-marker';
+export { sqliteFileCopyMarker, sqliteFileHeldOpen } from './sqlite/sqlite-copy-marker';
 export type { HeldClaim } from './claim.port';
 export { deterministicEventId, deterministicEventIdForms, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
 export { prepareAppend, satisfies, type SerializedEvent } from './append-input';
@@ -28,6 +28,7 @@ export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgre
 export { isClosedBeforePostgresAnswer, postgresCauseOf, postgresConnectionCauseOf, postgresUnavailableMessage } from './postgres/postgres-errors';
 export { ANSWER_MARGIN_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, answerTimeoutMs } from './postgres/postgres-settings';
 export { PostgresNoAnswerError } from './postgres/no-answer';
+export { SERVICE_APPLICATION_NAME, copyStoreApplicationName } from './postgres/postgres-application-name';
 export { resolveExistingIds, storedRowOf, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';

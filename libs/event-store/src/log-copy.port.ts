@@ -26,6 +26,29 @@ export interface LogContents {
 }
 
 /**
+ * What a copy wrote into a store by its committed {@link LogCopy.importEvents} (and {@link LogCopy.importHead}):
+ * the positions of the events it inserted, as runs of consecutive positions (`[first, last]`, bigint,
+ * ascending, not overlapping), their count, and the highest head it set (0n when none).
+ */
+export interface CopiedRows {
+  runs: readonly (readonly [bigint, bigint])[];
+  events: bigint;
+  head: bigint;
+}
+
+/** What {@link LogCopy.clearCopied} found in a store besides what the copy wrote ({@link CopiedRows}). */
+export interface ForeignRows {
+  /** Events stored at positions the copy did not write. */
+  events: bigint;
+  /** Events the copy wrote that are no longer stored (deleted by someone else, e.g. an erasure). */
+  missing: bigint;
+  /** The store's head (bigint). */
+  head: bigint;
+  /** The first event not written by the copy (lowest position), when there is one. */
+  first?: { position: bigint; stream: string };
+}
+
+/**
  * Verbatim reading and writing of a log, for a copy from a store that is not written meanwhile
  * into one that nothing else uses. Not for a running service: the writes bypass the
  * expected-revision checks and the idempotency of {@link EventStore.appendToStream}.
@@ -71,8 +94,26 @@ export interface LogCopy {
 
   /**
    * Removes every event, stream, deleted stream and the copy's mark, and sets the head back to 0n,
-   * in one transaction: what a copy that failed (or was killed) wrote into a store that was empty
-   * before it. Never called on a store in use.
+   * in one transaction: a partial copy a killed copy left (marked) in a store that was empty
+   * before it. Never called on a store in use ({@link otherUsers}).
    */
   clear(): Promise<void>;
+
+  /**
+   * Undoes a failed copy into this store (empty before it), but only what the copy wrote: in one
+   * transaction that holds off every writer, when the store holds exactly the events of `copied`
+   * (one at each of its positions, none elsewhere) and its head is not above `copied.head`, removes
+   * everything as {@link clear} does and resolves null; else removes nothing (the copy's rows and mark
+   * stay, beside what something else wrote) and resolves what it found ({@link ForeignRows}).
+   */
+  clearCopied(copied: CopiedRows): Promise<ForeignRows | null>;
+
+  /**
+   * Who else uses this store now, one phrase each (empty when no one): PostgreSQL, the other
+   * connections to this database named as a service's (`application_name` `session-memory-compaction…`:
+   * replicas, their claims, `rebuild-read-models`, another copy-store), not this store's own nor any
+   * other program's (psql); SQLite, any other connection holding the file open (a service, another
+   * program: SQLite does not tell which), found by taking the file's exclusive lock for a moment without waiting.
+   */
+  otherUsers(): Promise<string[]>;
 }

@@ -11,6 +11,13 @@ export class CopyRefusedError extends Error {
 }
 
 /**
+ * Refused because something else uses the target ({@link CopyRefusedError}, exit code 2): a service's connection to the
+ * PostgreSQL database, another connection holding the SQLite file open. The copy's mark was taken back; a SQLite
+ * target file is left where it is (another process has it open: removing it would take its writes away with it).
+ */
+export class TargetInUseError extends CopyRefusedError {}
+
+/**
  * The copy failed after it began writing the target: the source moved meanwhile, or the target
  * does not match the source. `targetEmptied`: whether the target was emptied again (else it holds a
  * partial copy). `removedFile`: the SQLite target file the command made, removed again (with its
@@ -22,14 +29,17 @@ export class CopyFailedError extends Error {
     readonly problem: string,
     readonly targetEmptied: boolean,
     readonly removedFile?: string,
+    readonly othersWrote?: string,
   ) {
     super(
       `${problem}; ${
-        removedFile !== undefined
-          ? `the target file ${removedFile} was removed again (nothing of this copy is left): fix the cause and run the same copy again`
-          : targetEmptied
-            ? 'the target was emptied again (nothing of this copy is left in it): fix the cause and run the copy again'
-            : 'the target could NOT be emptied and holds an incomplete copy: do not use it; drop and re-create it (or delete its file), then run the copy again'
+        othersWrote !== undefined
+          ? `something else wrote into the target during the copy (${othersWrote}): a service (or another program) is using it, so nothing was removed: its writes are kept, beside this copy's partial rows and its mark es_copy_in_progress (no service starts on the target while it is there). The target needs attention: stop every service using it, keep what they wrote if it matters (they may have acknowledged it), then drop and re-create it (or delete its file) and run the copy again; point replicas at the target only once the copy has been verified (README "Switching stores", step 4)`
+          : removedFile !== undefined
+            ? `the target file ${removedFile} was removed again (nothing of this copy is left): fix the cause and run the same copy again`
+            : targetEmptied
+              ? 'the target was emptied again (nothing of this copy is left in it): fix the cause and run the copy again'
+              : 'the target could NOT be emptied and holds an incomplete copy: do not use it; drop and re-create it (or delete its file), then run the copy again'
       }`,
     );
   }

@@ -1,6 +1,15 @@
 import * as os from 'node:os';
-import { describeCopyMarker, EventStoreCopyInProgressError, type DeletedStream, type EventStore, type LogCopy, type RecordedEvent } from '@lib/event-store';
-import { CopyFailedError, CopyRefusedError, refuseWhileCopyRuns } from './copy-errors';
+import {
+  describeCopyMarker,
+  EventStoreCopyInProgressError,
+  type CopyMarker,
+  type DeletedStream,
+  type EventStore,
+  type ForeignRows,
+  type LogCopy,
+  type RecordedEvent,
+} from '@lib/event-store';
+import { CopyFailedError, CopyRefusedError, refuseWhileCopyRuns, TargetInUseError } from './copy-errors';
 import { digestMismatch, LogDigest, type LogDigestResult } from './log-digest';
 
 /** Options of {@link copyLog}. */
@@ -108,7 +117,8 @@ function sameDeleted(a: readonly DeletedStream[], b: readonly DeletedStream[]): 
  *
  * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB), the source cannot be read (unreachable, a partial copy itself), the target cannot be used (unreachable, login refused,
  *   a database that does not exist, an es_* table that is not this service's: EventStoreSchemaMismatchError) or is not empty, or holds a partial copy without `emptyPartialTarget` (nothing written).
- * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be).
+ * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be and
+ *   nothing but this copy wrote into it: else nothing is removed and `othersWrote` says what else is there, {@link LogCopy.clearCopied}).
  * @throws the stores' errors (e.g. EventStoreUnavailableError) otherwise; the target is then emptied too when it could be (the error's message says so).
  */
 export async function copyLog(source: EventStore, target: EventStore, options: CopyLogOptions = {}): Promise<CopySummary> {
@@ -140,27 +150,38 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     throw new CopyRefusedError(
       `the target holds a partial copy (${held.events} events, head position ${held.head}): its table es_copy_in_progress says ${describeCopyMarker(partial)} and never finished and verified it (killed?); run the same command with --empty-partial-target to empty it and copy again (only once that copy has ended), or drop the database (delete the file)`,
     );
-  if (partial !== null) {
-    refuseWhileCopyRuns(partial, 'the target');
-    await into.clear();
-    say(`emptied the partial copy in the target (${held.events} events, head position ${held.head}; ${describeCopyMarker(partial)})`);
-  } else if (held.events > 0n || held.streams > 0n || held.head > 0n)
+  if (partial === null && (held.events > 0n || held.streams > 0n || held.head > 0n))
     throw new CopyRefusedError(
       `the target is not empty (${held.events} events, ${held.streams} streams, deleted ones included, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use${options.emptyPartialTarget ? '; --empty-partial-target empties only a partial copy this command marked (es_copy_in_progress), and this target has no such mark' : ''}`,
     );
-  // Marked before the first event is written, unmarked once verified: a copy killed meanwhile leaves a target the stores refuse to serve.
-  await into.markCopyInProgress({ started: new Date(now()), source: sourceName, pid: process.pid, host: os.hostname() });
+  if (partial !== null) refuseWhileCopyRuns(partial, 'the target');
+  // Marked before anything else, and only then asked who else uses the target: a service already running on it is
+  // seen here; one starting later refuses the mark (EventStoreCopyInProgressError). Unmarked again on a refusal
+  // (a partial copy's mark put back as it was).
+  const mark = (): Promise<void> => into.markCopyInProgress({ started: new Date(now()), source: sourceName, pid: process.pid, host: os.hostname() });
+  await mark();
+  await refuseTargetInUse(into, partial);
+  if (partial !== null) {
+    // Emptied only now that no service is seen on it; marked again at once (clear drops the mark), and asked again.
+    await into.clear();
+    await mark();
+    await refuseTargetInUse(into, null, 'the partial copy it held was emptied, ');
+    say(`emptied the partial copy in the target (${held.events} events, head position ${held.head}; ${describeCopyMarker(partial)})`);
+  }
   const head = await source.headPosition();
   const deleted = await from.deletedStreams();
   say(`copying the log up to position ${head} (${deleted.length} deleted streams) in pages of ${pageSize} events`);
 
   const copied = new LogDigest();
+  // What this copy has written (committed): all a failed copy's clean-up may remove.
+  const written = { runs: [] as [bigint, bigint][], events: 0n, head: 0n };
   try {
     let count = 0;
     let lineAt = now();
     let lineCount = 0;
     await readLog(source, head, pageSize, async (events) => {
       await into.importEvents(events);
+      noteWritten(written, events);
       copied.add(events);
       count += events.length;
       if (count - lineCount >= progressEvents || now() - lineAt >= progressMs) {
@@ -171,6 +192,7 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     });
     await into.importDeletedStreams(deleted);
     await into.importHead(head);
+    if (head > written.head) written.head = head;
     const done = copied.result();
     const copyMs = now() - started;
 
@@ -194,13 +216,52 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     await into.unmarkCopyInProgress();
     return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, copyMs, ms: now() - started };
   } catch (error) {
-    const emptied = await into.clear().then(
-      () => true,
-      () => false,
+    // Only what this copy wrote is removed, and only when nothing else wrote: else everything stays (the mark too).
+    const cleared = await into.clearCopied(written).then(
+      (foreign) => (foreign === null ? ('emptied' as const) : foreign),
+      () => 'failed' as const,
     );
-    if (error instanceof VerificationFailure) throw new CopyFailedError(error.message, emptied);
-    throw new CopyFailedError(`the copy failed: ${(error as Error).message}`, emptied);
+    const problem = error instanceof VerificationFailure ? error.message : `the copy failed: ${(error as Error).message}`;
+    if (cleared === 'emptied' || cleared === 'failed') throw new CopyFailedError(problem, cleared === 'emptied');
+    throw new CopyFailedError(problem, false, undefined, describeForeignRows(cleared));
   }
+}
+
+/** Adds `events`, just written by {@link LogCopy.importEvents} (ascending positions), to `written`'s runs, count and head. */
+function noteWritten(written: { runs: [bigint, bigint][]; events: bigint; head: bigint }, events: readonly RecordedEvent[]): void {
+  for (const { position } of events) {
+    const last = written.runs[written.runs.length - 1];
+    if (last !== undefined && last[1] + 1n === position) last[1] = position;
+    else written.runs.push([position, position]);
+  }
+  written.events += BigInt(events.length);
+  const top = events[events.length - 1].position;
+  if (top > written.head) written.head = top;
+}
+
+/** One phrase naming what something else wrote into a copy's target ({@link ForeignRows}). */
+function describeForeignRows(found: ForeignRows): string {
+  const parts = [
+    found.events > 0n
+      ? `${found.events} event${found.events === 1n ? '' : 's'} this copy did not write${found.first ? `, the first at position ${found.first.position} of stream ${found.first.stream}` : ''}`
+      : '',
+    found.missing > 0n ? `${found.missing} event${found.missing === 1n ? '' : 's'} this copy wrote gone again (deleted by something else)` : '',
+  ].filter((p) => p !== '');
+  return parts.length > 0 ? parts.join('; ') : `its head is position ${found.head}, above any this copy set`;
+}
+
+/**
+ * Throws {@link TargetInUseError} when something else uses the target ({@link LogCopy.otherUsers}), after taking
+ * back this copy's mark: the mark of the partial copy `partial` put back as it was, else the mark removed.
+ * `done`: what the copy did to the target before, for the message (e.g. that a partial copy was emptied).
+ */
+async function refuseTargetInUse(into: LogCopy, partial: CopyMarker | null, done = ''): Promise<void> {
+  const users = await into.otherUsers();
+  if (users.length === 0) return;
+  await (partial !== null ? into.markCopyInProgress(partial) : into.unmarkCopyInProgress());
+  throw new TargetInUseError(
+    `the target is in use: ${users.join('; ')}. copy-store copies only into a store no service uses: their writes would mix with the copy's, and a failed copy could not be undone without them; ${done}nothing of this copy was written (its mark es_copy_in_progress was removed again${partial !== null ? ', the partial copy keeps its own' : ''}). Stop every service (and rebuild-read-models) on the target, run the copy again, and point replicas at the target only once the copy has been verified (README "Switching stores", step 4)`,
+  );
 }
 
 /** A failed check inside {@link copyLog}: the source moved or the target differs (a CopyFailedError once the target is emptied). */

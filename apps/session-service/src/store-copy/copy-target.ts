@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createEventStore, describeCopyMarker, sqliteFileCopyMarker, type EventStore } from '@lib/event-store';
-import { CopyRefusedError, refuseWhileCopyRuns } from './copy-errors';
+import { copyStoreApplicationName, createEventStore, describeCopyMarker, sqliteFileCopyMarker, sqliteFileHeldOpen, type EventStore } from '@lib/event-store';
+import { CopyRefusedError, refuseWhileCopyRuns, TargetInUseError } from './copy-errors';
 
 /**
  * Opens the target of `npm run copy-store -- --to <to>`: a PostgreSQL store for a `postgres://` or
@@ -9,13 +9,17 @@ import { CopyRefusedError, refuseWhileCopyRuns } from './copy-errors';
  * the writer thread), which must not exist yet (or be an empty file) and must not be the source's
  * file (`sqliteSource`, resolved), unless it holds a partial copy this command marked
  * (`es_copy_in_progress`) and `emptyPartialTarget` is set: that file is removed (told to `say`) and made again.
- * The target accepts the copy's mark (`acceptCopyInProgress`): `copyLog` decides on it.
+ * The target accepts the copy's mark (`acceptCopyInProgress`): `copyLog` decides on it. A PostgreSQL target's
+ * connections are named as this copy's ({@link copyStoreApplicationName}), so that copyLog tells a service's from them.
  * @throws CopyRefusedError for a KurrentDB connection string, the source's own file, an existing
- *   non-empty file (a partial copy: saying to use `--empty-partial-target`), or a file whose directory does not exist (nothing created).
+ *   non-empty file (a partial copy: saying to use `--empty-partial-target`), or a file whose directory does not exist (nothing created);
+ *   TargetInUseError for a partial copy to be removed that another connection has open (nothing removed).
  */
 export function openCopyTarget(to: string, options: { sqliteSource?: string; emptyPartialTarget?: boolean; say?: (line: string) => void } = {}): EventStore {
   // The copy's own mark (es_copy_in_progress) is accepted on its target: copyLog decides on it.
-  if (/^postgres(ql)?:\/\//i.test(to)) return createEventStore({ postgresUrl: to, postgres: { acceptCopyInProgress: true } });
+  // Its connections named as the copy's own (copyStoreApplicationName), told from a service's by copyLog (LogCopy.otherUsers).
+  if (/^postgres(ql)?:\/\//i.test(to))
+    return createEventStore({ postgresUrl: to, postgres: { acceptCopyInProgress: true, applicationName: copyStoreApplicationName() } });
   if (/^(kurrentdb|kurrent|esdb)(\+discover)?:\/\//i.test(to))
     throw new CopyRefusedError(
       '--to is a KurrentDB connection string: a log cannot be copied into KurrentDB by this command (its positions, times and deleted streams are its own)',
@@ -27,6 +31,11 @@ export function openCopyTarget(to: string, options: { sqliteSource?: string; emp
   const partial = stat?.isFile() && stat.size > 0 ? sqliteFileCopyMarker(file) : undefined;
   if (partial !== undefined && options.emptyPartialTarget) {
     refuseWhileCopyRuns(partial, `--to ${to}`);
+    // Another process holding it open (a service started on it before its mark) would keep writing into the removed file.
+    if (sqliteFileHeldOpen(file))
+      throw new TargetInUseError(
+        `--to ${to}: --empty-partial-target refused: the file holds a partial copy (${describeCopyMarker(partial)}), but another connection has it open (a service or rebuild-read-models on it as SQLITE_EVENTS_FILE, or another program): nothing was removed; stop every service using the file, then run this command again`,
+      );
     // A file this command made and marked, never finished: removed (with its -wal and -shm), then made again.
     removeSqliteFile(file);
     options.say?.(`removed the partial copy ${file} (${describeCopyMarker(partial)} and never finished); copying again`);

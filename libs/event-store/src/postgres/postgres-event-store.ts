@@ -30,6 +30,7 @@ import { PostgresClaims } from './postgres-claims';
 import { PoolCheckouts } from './pool-checkouts';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { PostgresLogCopy } from './postgres-log-copy';
+import { SERVICE_APPLICATION_NAME } from './postgres-application-name';
 import { recordedFromRow } from '../recorded-from-row';
 import { MAX_REVISION } from '../revision-text';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
@@ -91,6 +92,12 @@ export interface PostgresEventStoreOptions {
   connectionTimeoutMs?: number;
   /** How often (ms) an idle live subscription re-reads the log to see other processes' appends (default 50). */
   pollIntervalMs?: number;
+  /**
+   * The connections' `application_name` (default {@link SERVICE_APPLICATION_NAME}; the claims' connection gets
+   * ` claims` after it): how `pg_stat_activity` names them. `npm run copy-store` gives its target connections its
+   * own, so that it tells them from a service's ({@link LogCopy.otherUsers}).
+   */
+  applicationName?: string;
   /** Events per page when a subscription catches up (default 512). */
   subscriptionPageSize?: number;
   /**
@@ -282,7 +289,7 @@ export class PostgresEventStore implements EventStore {
       // The driver fails a statement unanswered by then (rejects it; its connection keeps the statement
       // pending, so this store closes that connection: release(true), never back to the pool).
       query_timeout: answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS),
-      application_name: 'session-memory-compaction',
+      application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
     };
     const describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
     const { connectionString: url, connectionTimeoutMillis, query_timeout, application_name } = config;

@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
-import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
+import type { CopiedRows, DeletedStream, ForeignRows, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
+import { SERVICE_APPLICATION_NAME } from './postgres-application-name';
 import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER, markerOfRow, type CopyMarker } from '../copy-marker';
 
 /** What {@link PostgresLogCopy} runs on: the store's reads and transactions (schema set up first, errors mapped as the store's). */
@@ -122,6 +123,64 @@ export class PostgresLogCopy implements LogCopy {
       await client.query('UPDATE es_head SET position = 0');
       await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     });
+  }
+
+  /**
+   * See {@link LogCopy.clearCopied}: the tables locked first (ACCESS EXCLUSIVE, as TRUNCATE takes: no append,
+   * erasure or read runs meanwhile), then counted against `copied`, then emptied as {@link clear} only when they match.
+   */
+  async clearCopied(copied: CopiedRows): Promise<ForeignRows | null> {
+    let found: ForeignRows | null = null;
+    await this.db.transaction(async (client) => {
+      await client.query('LOCK TABLE es_head, es_streams, es_events IN ACCESS EXCLUSIVE MODE');
+      const runs = [copied.runs.map(([lo]) => lo.toString()), copied.runs.map(([, hi]) => hi.toString())];
+      const {
+        rows: [row],
+      } = await client.query<{ total: string; ours: string; head: string | null }>(
+        `SELECT (SELECT count(*) FROM es_events)::text AS total,
+                (SELECT count(*) FROM es_events e JOIN unnest($1::bigint[], $2::bigint[]) AS r(lo, hi) ON e.position BETWEEN r.lo AND r.hi)::text AS ours,
+                (SELECT position FROM es_head)::text AS head`,
+        runs,
+      );
+      const [total, ours, head] = [BigInt(row.total), BigInt(row.ours), BigInt(row.head ?? '0')];
+      if (total === ours && ours === copied.events && head <= copied.head) {
+        await client.query('TRUNCATE es_events, es_streams');
+        await client.query('UPDATE es_head SET position = 0');
+        await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
+        return;
+      }
+      found = { events: total - ours, missing: copied.events - ours, head };
+      if (total === ours) return;
+      const {
+        rows: [first],
+      } = await client.query<{ position: string; stream: string }>(
+        `SELECT e.position::text AS position, e.stream FROM es_events e
+         WHERE NOT EXISTS (SELECT 1 FROM unnest($1::bigint[], $2::bigint[]) AS r(lo, hi) WHERE e.position BETWEEN r.lo AND r.hi)
+         ORDER BY e.position LIMIT 1`,
+        runs,
+      );
+      if (first) found.first = { position: BigInt(first.position), stream: first.stream };
+    });
+    return found;
+  }
+
+  /**
+   * See {@link LogCopy.otherUsers}: the rows of `pg_stat_activity` on this database whose `application_name` is a
+   * service's ({@link SERVICE_APPLICATION_NAME}, ` claims` after it, or another command's name after it), but this
+   * store's own (its connections' `application_name`, which the copy makes its own).
+   */
+  async otherUsers(): Promise<string[]> {
+    const rows = await this.db.query<{ pid: number; name: string; usename: string | null; addr: string | null; since: Date | null }>(
+      `SELECT pid, application_name AS name, usename, host(client_addr) AS addr, backend_start AS since FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid()
+         AND (application_name = $1 OR starts_with(application_name, $1 || ' ')) AND application_name <> current_setting('application_name')
+       ORDER BY backend_start, pid`,
+      [SERVICE_APPLICATION_NAME],
+    );
+    return rows.map(
+      (r) =>
+        `connection pid ${r.pid} "${r.name}"${r.usename ? ` of user ${r.usename}` : ''}${r.addr ? ` from ${r.addr}` : ''}${r.since ? ` since ${r.since.toISOString()}` : ''}`,
+    );
   }
 }
 

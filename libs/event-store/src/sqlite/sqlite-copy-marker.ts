@@ -33,3 +33,24 @@ export function sqliteFileCopyMarker(file: string): CopyMarker | undefined {
     db?.close();
   }
 }
+
+/**
+ * Whether another connection (of any process) has the existing SQLite file `file` open: a connection of
+ * its own takes the file's EXCLUSIVE lock without waiting (`locking_mode = EXCLUSIVE`, an empty IMMEDIATE
+ * transaction), which every other open connection in WAL mode refuses (it holds a SHARED lock while open),
+ * then closes. False for a file that is not a SQLite database (nothing holds it as one).
+ */
+export function sqliteFileHeldOpen(file: string): boolean {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { fileMustExist: true, timeout: 0 });
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN IMMEDIATE; COMMIT');
+    return false;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+  } finally {
+    db?.close();
+  }
+}

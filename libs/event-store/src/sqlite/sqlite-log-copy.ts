@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../event-store.port';
-import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
+import type { CopiedRows, DeletedStream, ForeignRows, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
 import { COPY_MARKER_TABLE, type CopyMarker } from '../copy-marker';
 import { readSqliteCopyMarker, SQLITE_COPY_MARKER_SQL } from './sqlite-copy-marker';
@@ -98,5 +98,71 @@ export class SqliteLogCopy implements LogCopy {
       this.db.exec("DELETE FROM events; DELETE FROM streams; DELETE FROM deleted_streams; DELETE FROM sqlite_sequence WHERE name = 'events';");
       this.db.exec(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     })();
+  }
+
+  /**
+   * See {@link LogCopy.clearCopied}: in one IMMEDIATE transaction (the write lock taken first: no other connection
+   * writes meanwhile), the events counted against `copied`, and removed as {@link clear} only when they match.
+   */
+  async clearCopied(copied: CopiedRows): Promise<ForeignRows | null> {
+    const count = this.db.prepare<[], bigint>('SELECT count(*) FROM events').pluck().safeIntegers(true);
+    const inRun = this.db.prepare<[bigint, bigint], bigint>('SELECT count(*) FROM events WHERE position BETWEEN ? AND ?').pluck().safeIntegers(true);
+    const headOf = this.db.prepare<[], bigint>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().safeIntegers(true);
+    return this.db
+      .transaction((): ForeignRows | null => {
+        const total = count.get()!;
+        let ours = 0n;
+        for (const [lo, hi] of copied.runs) ours += inRun.get(lo, hi)!;
+        const head = headOf.get() ?? 0n;
+        if (total === ours && ours === copied.events && head <= copied.head) {
+          this.db.exec("DELETE FROM events; DELETE FROM streams; DELETE FROM deleted_streams; DELETE FROM sqlite_sequence WHERE name = 'events';");
+          this.db.exec(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
+          return null;
+        }
+        const found: ForeignRows = { events: total - ours, missing: copied.events - ours, head };
+        if (total === ours) return found;
+        // The first event outside the runs: the events in position order, walked beside the (ascending) runs.
+        let run = 0;
+        for (const e of this.db
+          .prepare<[], { position: bigint; stream: string }>('SELECT position, stream FROM events ORDER BY position')
+          .safeIntegers(true)
+          .iterate()) {
+          while (run < copied.runs.length && copied.runs[run][1] < e.position) run += 1;
+          if (run === copied.runs.length || e.position < copied.runs[run][0]) {
+            found.first = { position: e.position, stream: e.stream };
+            break;
+          }
+        }
+        return found;
+      })
+      .immediate();
+  }
+
+  /**
+   * See {@link LogCopy.otherUsers}: this connection takes the file's EXCLUSIVE lock for a moment, without waiting
+   * (`locking_mode = EXCLUSIVE`, an empty IMMEDIATE transaction, `busy_timeout` 0), then gives it up again. In WAL
+   * mode every other open connection (that has read the file) holds a SHARED lock on it for as long as it is open,
+   * so the lock is refused (SQLITE_BUSY) exactly while another connection, of any process, has the file open.
+   */
+  async otherUsers(): Promise<string[]> {
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    this.db.pragma('locking_mode = EXCLUSIVE');
+    try {
+      this.db.exec('BEGIN IMMEDIATE; COMMIT');
+      return [];
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      const code = (error as { code?: unknown }).code;
+      if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+      return [
+        `another connection has the file open (a service or rebuild-read-models on it as SQLITE_EVENTS_FILE, or another program: SQLite does not say which)`,
+      ];
+    } finally {
+      this.db.pragma('locking_mode = NORMAL');
+      // The exclusive lock is given up at the next read in NORMAL mode.
+      this.db.prepare('SELECT count(*) FROM sqlite_master').get();
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
   }
 }
