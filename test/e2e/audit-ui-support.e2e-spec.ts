@@ -404,7 +404,7 @@ describeWithChromium('audit page for a support engineer', () => {
     await append('l1', 'zebraword appeared late');
     await indexed(1);
     // A link to it (the recall hit's) on the page read before: the status says so and reads again from there.
-    await page.evaluate((hash) => (location.hash = hash), `#/s/${sessionId}/e/l1`);
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/s/${sessionId}/e/l1`)}`);
     await page.locator('#timeline-event-reread').click({ timeout: 5_000 });
     await page.locator('#timeline li.target[data-event="l1"]').waitFor();
     expect(await page.locator('#timeline-goto-status').innerText()).toMatch(/^went to event l1, revision 1 /);
@@ -419,7 +419,7 @@ describeWithChromium('audit page for a support engineer', () => {
     expect(await page.locator('#recall-results li[data-event="l1"] a.row-link').innerText()).toBe('revision 1');
     await late.click();
     await page.locator('#timeline li.target[data-event="l2"]').waitFor();
-    expect(await page.evaluate(() => location.hash)).toBe(`#/s/${sessionId}/e/l2`);
+    expect(await page.evaluate('location.hash')).toBe(`#/s/${sessionId}/e/l2`);
     expect(await page.locator('#as-of').innerText()).toContain('As of revision 2,');
   });
 

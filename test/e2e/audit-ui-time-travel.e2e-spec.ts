@@ -200,7 +200,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
       archivedBy: await page.locator('#timeline li[data-event="b0"] .archived-by').isVisible(),
     };
     expect(fresh).toEqual({ heading: 'Window at a revision', marks: expect.stringContaining("the page's revision") as unknown, archivedBy: true });
-    await page.evaluate((hash) => (location.hash = hash), `${plain}/r/3`);
+    await page.evaluate(`location.hash = ${JSON.stringify(`${plain}/r/3`)}`);
     await page.locator('#window-at-heading', { hasText: 'Window at revision 3' }).waitFor();
     await page.locator('#timeline li[data-event="b0"] .archived-later').waitFor();
     await page.locator('#compactions a.open').first().click();

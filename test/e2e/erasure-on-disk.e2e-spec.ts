@@ -94,6 +94,13 @@ describe('erasure on disk while another connection reads, and with read models m
       .post('/v1/sessions/victim/events')
       .send({ events: [{ id: 'u1', type: 'user', text: `my loyalty ref is ${MARKER}` }] })
       .expect(201);
+    // An erasure record the rebuild replays: no line for it (newcomer ncdata69 F4: one per record at each rebuild).
+    await harness
+      .http()
+      .post('/v1/sessions/earlier/events')
+      .send({ events: [{ id: 'e1', type: 'user', text: 'erased before' }] })
+      .expect(201);
+    await harness.http().delete('/v1/sessions/earlier').expect(200);
     await harness.stop();
     // the header overwritten: not a database
     const fd = fs.openSync(path.join(dataDir, 'read-models.sqlite'), 'r+');
@@ -105,6 +112,8 @@ describe('erasure on disk while another connection reads, and with read models m
     const aside = fs.readdirSync(dataDir).filter((name) => /^read-models\.sqlite\.damaged-[\dTZ-]+$/.test(name));
     expect(aside).toHaveLength(1);
     const warning = `DATA_DIR holds read models moved aside as damaged (${aside[0]}): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected`;
+    for (let waited = 0; (await harness.http().get('/health/ready')).status !== 200 && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(lines.filter((line) => line.includes('moved aside as damaged'))).toEqual([`at start: ${warning}`]);
     // The move itself is a line of the service's logger (a JSON line), not plain text on stderr (newcomer ncops67 F2).
     expect(lines.filter((line) => line.includes(`moved aside as ${aside[0]}`))).toEqual([

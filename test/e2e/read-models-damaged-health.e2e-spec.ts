@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { READ_MODEL_SCHEMA_VERSION, SessionProjector } from '@lib/session';
 import { captureLogLines } from '../support/captured-log-lines';
+import { ReadModelsDamage } from '../../apps/session-service/src/observability/read-models-damage';
 import { startService, type Harness } from '../support/service-harness';
 import { damagePagesButCheckpoints, expectDamageShown, healthOnceDamaged, sqliteDamageError } from '../support/read-models-damage';
 
@@ -51,6 +52,32 @@ describe('read models found damaged while the service runs', () => {
     const { problem } = await expectDamageShown(http, harness.dataDir, 'a read');
     // One error line for the damage, not one per read.
     expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
+  });
+
+  it('once the damage is found, every /v1 read answers 503 read_models_damaged, also those that meet no damaged page; writes go on (newcomer ncdata69 F3)', async () => {
+    // Before: reads not meeting a damaged page answered 200, with altered figures or a body that was not JSON
+    // (SQLite keeps no checksum of a row's content), after /health had said unavailable.
+    harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-damaged-all-')) });
+    const http = harness.http;
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e1', type: 'user', text: 'hello damaged pages' }] })
+      .expect(201);
+    const reads = ['/v1/sessions', '/v1/sessions/s1', '/v1/sessions/s1/window', '/v1/sessions/s1/events', '/v1/sessions/s1/compactions', '/v1/recall?q=hello'];
+    for (const read of reads) expect({ read, status: (await http().get(read)).status }).toEqual({ read, status: 200 });
+    captureLogLines(['error']);
+    harness.service.app.get(ReadModelsDamage).report(sqliteDamageError(harness.dataDir), 'a read');
+
+    for (const read of reads) {
+      const answer = await http().get(read);
+      expect({ read, status: answer.status, code: answer.body.code }).toEqual({ read, status: 503, code: 'read_models_damaged' });
+    }
+    expect((await http().head('/v1/sessions/s1/window')).status).toBe(503);
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e2', type: 'user', text: 'written to the intact log' }] })
+      .expect(201);
+    expect((await http().get('/health')).body.status).toBe('unavailable');
   });
 
   it('read models another build rewrote under it (an old build on the same DATA_DIR) answer 503 read_models_damaged saying so, and /health says unavailable', async () => {

@@ -131,7 +131,11 @@ export class AppModule {
           // The raw store (not the observed wrapper): the SQLite store's WAL scrub after erasures; the read models' own.
           useFactory: (projector: SessionProjector) => {
             const erasure = new ErasureOnDisk(config.dataDir, [session.store as Partial<WalScrubbingStore>, projector.store]);
-            projector.onErasure(() => erasure.erased());
+            // Erasures made since the start, not the records a rebuild or the start-up catch-up replays (newcomer ncdata69 F4).
+            const startedAt = Date.now();
+            projector.onErasure((_tenant, _session, recordedAt) => {
+              if (recordedAt.getTime() >= startedAt) erasure.erased();
+            });
             return erasure;
           },
           inject: [SessionProjector],

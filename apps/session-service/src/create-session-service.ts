@@ -60,6 +60,8 @@ import { foreignHostRefusal, refuseForeignHosts } from './http/foreign-host';
 import { foreignHostLines } from './http/foreign-host-lines';
 import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
+import { refuseReadsOnceDamaged } from './http/reads-refused-once-damaged';
+import { ReadModelsDamage } from './observability/read-models-damage';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
@@ -338,6 +340,8 @@ async function buildService(
     rateLimitPerMinute: config.rateLimitPerMinute,
     storage: app.get<ThrottlerStorage>(getStorageToken()),
   });
+  // Damaged read models found: every /v1 read 503 read_models_damaged until the restart (after the key's 401).
+  refuseReadsOnceDamaged(fastify, app.get(ReadModelsDamage));
   // A path no route has: 404 before its body is read or parsed (after the key's 401 under /v1).
   answerUnroutedBeforeBody(fastify);
   // A DELETE carrying a body: 400, after the key check (as the write routes' query parameters).

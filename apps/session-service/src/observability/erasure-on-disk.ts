@@ -6,7 +6,8 @@
  *   rows' older pages are in that `-wal` file. One line is logged when such a scrub completes.
  * - read models moved aside as damaged (`read-models.sqlite.damaged-<time>`, damaged-read-models.ts):
  *   they hold the conversation text of every session they held, and no later erasure reaches
- *   them. One warn line at start names them, and one per erasure applied while one exists.
+ *   them. One warn line at start names them, and one per erasure made while one exists (not per
+ *   erasure record a rebuild or the start-up catch-up replays).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -65,7 +66,7 @@ export class ErasureOnDisk {
     if (aside.length > 0) this.logger.warn(damagedAsideWarning(aside, 'at start'));
   }
 
-  /** Called for each erasure applied (this replica's or another's): one warn line while moved-aside read models exist. */
+  /** Called for each erasure applied once the read models reached the log's head since the start (this replica's or another's; not the records a rebuild replays): one warn line while moved-aside read models exist. */
   erased(): void {
     const aside = damagedReadModelsAside(this.dataDir);
     if (aside.length > 0) this.logger.warn(damagedAsideWarning(aside, 'a session was erased'));

@@ -36,6 +36,8 @@ export type ReadModelsDamageMetBy = 'a read' | 'a NATS command' | 'the projector
 export class ReadModelsDamage {
   private readonly logger = new Logger('ReadModels');
   private found: ReadModelsDamageFound | null = null;
+  /** The error {@link found} was made from (what a read refused for it answers: `reads-refused-once-damaged.ts`). */
+  private foundError: unknown = null;
 
   /**
    * `file`: the read models' path (`DATA_DIR/read-models.sqlite`), named in the problem; `store`: the
@@ -73,8 +75,14 @@ export class ReadModelsDamage {
             : `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}, met by ${metBy}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
       at: new Date().toISOString(),
     };
+    this.foundError = error;
     this.logger.error(this.found.problem);
     return true;
+  }
+
+  /** The error of the first damage found (a read of `/v1` refused for it answers as it did), or null while none. */
+  damageError(): unknown {
+    return this.foundError;
   }
 
   /** The damage found since the start (null while nothing met any). */

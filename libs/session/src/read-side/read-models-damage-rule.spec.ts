@@ -71,6 +71,25 @@ describe('the read models damage rule and the worker thread posting it', () => {
     for (const value of [null, undefined, 'SQLITE_NOTADB', { code: 42 }]) expect(isReadModelsDamage(value)).toBe(false);
   });
 
+  it('is damage: a JSON function of SQLite finding malformed JSON text (only overwritten bytes make one; ncdata69 F3: 500 internal); not another SQLite error', () => {
+    const db = new Database(':memory:');
+    const errorOf = (sql: string): unknown => {
+      try {
+        db.prepare(sql).get();
+      } catch (err) {
+        return err;
+      }
+      throw new Error(`no error from ${sql}`);
+    };
+    try {
+      expect(isReadModelsDamage(errorOf(`SELECT json_extract('{"a":\u00ff', '$.a')`))).toBe(true);
+      expect(isReadModelsDamage(errorOf("SELECT '{x' ->> '$.a'"))).toBe(true);
+      expect(isReadModelsDamage(errorOf('SELECT nothing FROM nowhere'))).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+
   it('the worker task posts the damage met opening the file, with SQLite’s message, as damage', () => {
     const log = new RecordedSessionLog();
     log.append('s1', user('u1', 'hi'));

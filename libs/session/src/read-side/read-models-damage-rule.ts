@@ -25,12 +25,25 @@ export class ReadModelsDamagedError extends Error {
 
 /**
  * True when `error` says the read models file is damaged: SQLite's `SQLITE_CORRUPT…` or
- * `SQLITE_NOTADB` ({@link isSqliteCorrupt}, also as an error's `cause`) that is not the event store's
+ * `SQLITE_NOTADB` ({@link isSqliteCorrupt}, also as an error's `cause`) or its `malformed JSON`
+ * ({@link isMalformedJsonText}) that is not the event store's
  * own ({@link EventStoreCorruptError}: the store wraps every one it meets, so a raw one comes from the
  * read models), or a {@link ReadModelsDamagedError} (the verdict of this rule in a worker thread).
  * False for anything else, including non-errors.
  */
 export function isReadModelsDamage(error: unknown): boolean {
   if (error instanceof ReadModelsDamagedError) return true;
-  return !(error instanceof EventStoreCorruptError) && isSqliteCorrupt(error);
+  if (error instanceof EventStoreCorruptError) return false;
+  return isSqliteCorrupt(error) || isMalformedJsonText(error);
+}
+
+/**
+ * SQLite's `malformed JSON` from a JSON function (`json_extract`, `->>`): the read models only ever
+ * store JSON text made by `JSON.stringify`, so a statement finding one malformed read a row whose
+ * bytes were overwritten (SQLite keeps no checksum of a row's content: such damage is met only where
+ * a JSON function parses it; newcomer ncdata69 F3: it answered 500 `internal`).
+ */
+function isMalformedJsonText(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'SQLITE_ERROR' && message === 'malformed JSON';
 }

@@ -336,7 +336,7 @@ export class SessionProjector {
   /** The last position of the batch a worker thread is applying ({@link appliesInWorker}), null when none. */
   private inWorkerUpTo: bigint | null = null;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
-  private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
+  private readonly erasureListeners = new Set<(tenantId: string, sessionId: string, recordedAt: Date) => void>();
   private readonly damageListeners = new Set<(error: Error) => void>();
   /** The log's head (bigint) read from the store when the projector last (re)subscribed, until the checkpoint reaches it; null otherwise. */
   private headToReach: bigint | null = null;
@@ -489,9 +489,11 @@ export class SessionProjector {
   /**
    * Calls `listener` with the tenant and session id of every erasure record this projector
    * applies (this replica's or another's), on this thread, once its batch committed: e.g. to
-   * forget a cached state of the session. Returns the function that removes it.
+   * forget a cached state of the session; and when the store recorded it (`recordedAt`: a record
+   * from before this process started is one a rebuild or the catch-up replays). Returns the
+   * function that removes it.
    */
-  onErasure(listener: (tenantId: string, sessionId: string) => void): () => void {
+  onErasure(listener: (tenantId: string, sessionId: string, recordedAt: Date) => void): () => void {
     this.erasureListeners.add(listener);
     return () => this.erasureListeners.delete(listener);
   }
@@ -502,7 +504,7 @@ export class SessionProjector {
     for (const event of events) {
       if (event.position > upTo || !isErasureRecord(event)) continue;
       const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
-      for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId);
+      for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId, event.created);
     }
   }
 
