@@ -16,6 +16,11 @@ describe('recall snippets of long rows (ncapi66 F1)', () => {
   log.append('long', user('accent', `${filler(60_000)} a café au lait ${filler(3_000)}`));
   log.append('long', user('apart', `alpha9 ${filler(50_000)} omega9 ${filler(500)}`));
   log.append('long', user('ending', `${filler(20_000)} tailword9`));
+  // The word inside longer words early in the row, whole only later (ncrecall69 F1: the row's start shown unmarked).
+  log.append(
+    'long',
+    user('inside', `# Policy: zqbaggage fees and zqpayment rules ${filler(5_000)} each zqbag is counted; every zqpay is logged ${filler(3_000)}`),
+  );
   const store = projectedReadModels(log);
   const snippetOf = (q: string) => {
     const items = searchRecall(store, { tenantId: 'default', q, limit: 5 }).items;
@@ -39,6 +44,13 @@ describe('recall snippets of long rows (ncapi66 F1)', () => {
     const mention = searchRecall(store, { tenantId: 'default', q: 'cafe', sessionId: 'long' }).items;
     expect(mention.map((h) => [h.eventId, h.firstMention])).toEqual([['accent', true]]);
     expect(mention[0].snippet).toContain('<mark>café</mark>');
+  });
+
+  it('marks the word where it is a whole word, past pieces holding it only inside longer words (ncrecall69 F1)', () => {
+    const bag = snippetOf('zqbag');
+    expect(bag).toContain('<mark>zqbag</mark> is counted');
+    expect(bag.startsWith('…')).toBe(true);
+    expect(snippetOf('zqpay')).toContain('every <mark>zqpay</mark> is logged');
   });
 
   it('marks one of two words no piece holds together, and ends without … at the end of the row', () => {

@@ -18,7 +18,7 @@ const PIECE_LENGTH = RECALL_SNIPPET_WHOLE_ROW_LIMIT;
 /** Code units two consecutive pieces share at least: a query word (at most 1,000 characters) near a piece's end is whole in the next. */
 const PIECE_OVERLAP = 1024;
 
-/** Pieces a snippet is tried in (the best by {@link looseWordsIn} first) before the row's start is shown unmarked. */
+/** Pieces a snippet is tried in (those holding every word by {@link looseHolds} first) before the row's start is shown unmarked. */
 const PIECES_TRIED = 3;
 
 /** Scratch FTS5 tables, one per index kind, in a connection of their own (in memory): a piece is indexed there to cut its snippet. */
@@ -28,38 +28,61 @@ let scratch: { db: Database.Database; tables: Map<RecallIndexKind, string> } | u
  * The snippet (FTS5's form: marks `\u0001`/`\u0002`, a cut end `…`) of an index row text `body` longer than
  * {@link RECALL_SNIPPET_WHOLE_ROW_LIMIT}, cut by FTS5's `snippet()` (24 tokens, the same arguments as for a short row) from one
  * piece of it ({@link PIECE_LENGTH} code units, consecutive pieces overlapping by {@link PIECE_OVERLAP}) instead of the whole
- * row, so its cost is bounded whatever the row holds: the earliest piece holding the most of the query's words
- * (`phrases`, the plan's quoted phrases; a loose test, see {@link looseWordsIn}), indexed in a scratch table with the
+ * row, so its cost is bounded whatever the row holds: the earliest piece holding every one of the query's words
+ * (`phrases`, the plan's quoted phrases; a loose test, {@link looseHolds}), else the pieces holding the most of them, indexed in a scratch table with the
  * index's tokenizer (`kind`) and matched with `match` (the query's MATCH expression, or any of its phrases when the whole
  * query is not in the piece). The cut moves out to the piece's grapheme cluster boundaries ({@link snippetCutsOnClusters}),
  * a mark closed at the cut grows to its whole phrase ({@link cutMarkCompleted}),
  * and a piece that does not start (end) the row gets the `…` there. When no tried piece matches (the words are in the row
  * only across the tokenizer's folding the loose test does not see), the row's first piece is shown unmarked, cut with `…`.
- * Cost: a linear scan of the row's pieces until one holds every word, then at most {@link PIECES_TRIED} snippets of a piece.
+ * Cost: a linear scan of the row's pieces until one holds every word and matches, with at most {@link PIECES_TRIED} snippets of a
+ * piece in all.
  */
 export function largeRowSnippet(kind: RecallIndexKind, body: string, match: string, phrases: readonly string[]): string {
-  const words = phrases.map((phrase) => looseText(phrase.slice(1, -1).replace(/""/g, '"'))).filter((word) => word.trim() !== '');
+  const words = phrases.map((phrase) => looseText(phrase.slice(1, -1).replace(/""/g, '"')).trim()).filter((word) => word !== '');
+  const holds = looseHolds(kind);
   const pieces = piecesOf(body);
-  const scored: Array<{ start: number; end: number; held: number }> = [];
-  for (const [start, end] of pieces) {
-    const loose = looseText(body.slice(start, end));
-    const held = words.filter((word) => loose.includes(word)).length;
-    scored.push({ start, end, held });
-    if (held === words.length) break;
-  }
-  const tried = scored
-    .filter((piece) => piece.held > 0)
-    .sort((a, b) => b.held - a.held || a.start - b.start)
-    .slice(0, PIECES_TRIED);
-  for (const { start, end } of tried) {
+  let triesLeft = PIECES_TRIED;
+  const tried = new Set<number>();
+  /** The piece's snippet (counted against {@link PIECES_TRIED}), or undefined when it does not match. */
+  const snippetOf = (index: number): string | undefined => {
+    tried.add(index);
+    triesLeft -= 1;
+    const [start, end] = pieces[index];
     const piece = body.slice(start, end);
     const snippet = pieceSnippet(kind, piece, match) ?? pieceSnippet(kind, piece, phrases.join(' OR '));
-    if (snippet === undefined) continue;
+    if (snippet === undefined) return undefined;
     const cut = cutMarkCompleted(snippetCutsOnClusters(snippet, piece), piece, phrases);
     return `${start > 0 && !cut.startsWith('…') ? '…' : ''}${cut}${end < body.length && !cut.endsWith('…') ? '…' : ''}`;
+  };
+  // The earliest piece that holds every word is tried at once; one the loose test took for it and FTS5 does not match
+  // (a false positive) does not stop the scan (newcomer ncrecall69 F1: the row's start shown unmarked).
+  const scored: Array<{ index: number; held: number }> = [];
+  for (let index = 0; index < pieces.length && triesLeft > 0; index++) {
+    const loose = looseText(body.slice(...pieces[index]));
+    const held = words.filter((word) => holds(loose, word)).length;
+    scored.push({ index, held });
+    if (held === words.length && held > 0) {
+      const snippet = snippetOf(index);
+      if (snippet !== undefined) return snippet;
+    }
+  }
+  const rest = scored.filter((piece) => piece.held > 0 && !tried.has(piece.index)).sort((a, b) => b.held - a.held || a.index - b.index);
+  for (const { index } of rest.slice(0, Math.max(0, triesLeft))) {
+    const snippet = snippetOf(index);
+    if (snippet !== undefined) return snippet;
   }
   const [, firstEnd] = pieces[0];
   return `${body.slice(0, Math.min(firstEnd, 200))}…`;
+}
+
+/**
+ * Whether a piece's loose text ({@link looseText}) may hold a loose word, for the index `kind`: as a whole word (or run of
+ * whole words) in the word index, whose tokens are whole words (`bag` is not in `baggage`); anywhere in the trigram index,
+ * which matches inside words.
+ */
+function looseHolds(kind: RecallIndexKind): (loose: string, word: string) => boolean {
+  return kind === 'words' ? (loose, word) => ` ${loose} `.includes(` ${word} `) : (loose, word) => loose.includes(word);
 }
 
 /** FTS5's snippet of `piece` for `match` in the scratch table of `kind`; undefined when the piece does not match. */
