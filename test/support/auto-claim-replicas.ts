@@ -17,7 +17,7 @@ export const words = (tag: string, n: number) => Array.from({ length: n }, (_, i
 
 /** A model that answers after `delayMs` (milliseconds) and counts its calls; a call made while `failing` fails. */
 export class SlowCountingSummarizer implements Summarizer {
-  readonly identity = { kind: 'extractive' as const, model: 'test-slow' };
+  readonly identity = { kind: 'openai-compatible' as const, model: 'test-slow' }; // a model endpoint's stand-in: its calls count in a session's spend
   calls = 0;
   failing = false;
   constructor(private readonly delayMs: number) {}

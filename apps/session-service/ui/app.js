@@ -1647,8 +1647,9 @@ const counted = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}
  * Summarizer figures in words, as the API records them: calls (of which retries), the tokens the
  * endpoint reported, and the calls whose usage it did not report, whose tokens are unknown (never
  * shown as 0), e.g. `2 calls (1 retry), 400 prompt + 40 completion tokens reported; 1 call's usage
- * not reported (tokens unknown)`, or `1 call, its usage not reported (tokens unknown)`; `2 calls, no
- * tokens spent` when every call reported 0 (the extractive summarizer's).
+ * not reported (tokens unknown)`, or `1 call, its usage not reported (tokens unknown)`; `1 call, no
+ * tokens spent` when every call reported 0 (an extractive pass's own figures); `no calls` for none (a
+ * session's spend counts no extractive pass: it calls no endpoint).
  * @param {{ calls: number, retries: number, unreportedUsageCalls: number, usage: { promptTokens: number, completionTokens: number } }} f
  */
 function spendText(f) {

@@ -136,10 +136,11 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * the word index holds a boundary between a word and a symbol SQLite's Unicode tables took for a
  * word character, after a combining mark with no letter before it and before a keycap
  * (`glueBoundaries`: `👍🏽kiwi` is `👍🏽` `kiwi`, `100₽` is `100` `₽`, `᾽kiwi` and `kiwi1️⃣` hold
- * `kiwi`); a store opened
+ * `kiwi`); 25: a session's summarizer totals leave out the extractive summarizer's passes (it calls
+ * no endpoint; each counted 1 call); a store opened
  * with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 24;
+export const READ_MODEL_SCHEMA_VERSION = 25;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

@@ -45,7 +45,10 @@ const usage = fc.record(
 /** A decision's summarizer as any build recorded it: figures absent in older ones, a discarded part or not; or none. */
 const spent: fc.Arbitrary<SummarizerIdentity | null> = fc.option(
   fc
-    .record({ kind: fc.constant('openai-compatible'), model: fc.constant('gpt-4o'), usage, discarded: usage }, { requiredKeys: ['kind', 'model', 'usage'] })
+    .record(
+      { kind: fc.constantFrom('openai-compatible', 'extractive'), model: fc.constant('gpt-4o'), usage, discarded: usage },
+      { requiredKeys: ['kind', 'model', 'usage'] },
+    )
     .map(({ usage: u, ...rest }) => ({ ...rest, ...u })),
 );
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -115,7 +118,7 @@ function eventsOf(steps: readonly Step[]): RecordedEvent[] {
   return events.map((e, i) => ({ ...e, position: BigInt(i + 1) }));
 }
 
-/** The session's summarizer totals as its compaction history shows them: every item's `summarizer` figures, summed. */
+/** The session's summarizer totals as its compaction history shows them: every item's `summarizer` figures, summed, but the extractive summarizer's (it calls no endpoint). */
 function spendOfHistory(records: readonly CompactionRecord[]) {
   const zero = () => ({ calls: 0, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 0, completionTokens: 0 } });
   const total = { ...zero(), discarded: zero() };
@@ -128,7 +131,7 @@ function spendOfHistory(records: readonly CompactionRecord[]) {
   };
   for (const record of records) {
     const s = compactionHistoryItem(record).summarizer;
-    if (!s) continue;
+    if (!s || s.kind === 'extractive') continue;
     add(total, s);
     if (s.discarded) add(total.discarded, s.discarded);
   }

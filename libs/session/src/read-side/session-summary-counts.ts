@@ -46,7 +46,8 @@ export const SUMMARIZER_SPEND_DDL = SPEND_COLUMN_LIST.map((c) => `${c} INTEGER N
 /**
  * The amounts a recorded decision adds to {@link SPEND_COLUMN_LIST} (`sign` 1) or takes back from
  * them (`sign` -1, a row replaced): its summarizer's figures as every reader reads them
- * (`recordedDecisionSummarizer`), then those of its `discarded` part (0 when none). Pure.
+ * (`recordedDecisionSummarizer`), then those of its `discarded` part (0 when none); null (nothing) for
+ * a decision without a summarizer or of the extractive one, which calls no endpoint. Pure.
  */
 export function decisionSpendAmounts(
   decision: { summarizer?: SummarizerIdentity },
@@ -54,7 +55,9 @@ export function decisionSpendAmounts(
   sign: 1 | -1,
 ): number[] | null {
   const spent = recordedDecisionSummarizer(decision, summary);
-  if (!spent) return null;
+  // The extractive summarizer calls no endpoint: its passes spend nothing (they counted 1 call each before read models 25,
+  // so a session's calls did not match the provider's count: newcomer ncui69 F4).
+  if (!spent || spent.kind === 'extractive') return null;
   const of = (u: CompleteSummarizerUsage | undefined) => SPEND_FIGURES.map((f) => sign * (u ? u[f] : 0));
   return [...of(spent), ...of(spent.discarded)];
 }
