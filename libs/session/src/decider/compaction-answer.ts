@@ -191,8 +191,9 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
       coveredIds: inserted.coveredIds,
       tokens: inserted.costs[estimator],
     },
-    // unknown (-1n) when the store does not tell positions
-    position: own.length > 0 && own[own.length - 1].position >= 0n ? own[own.length - 1].position.toString() : undefined,
+    // The decision's own last event (its CompactionCompleted or CompactionFailed), not a later archive on arrival attributed
+    // to it; unknown (-1n) when the store does not tell positions.
+    position: lastOfDecision(own),
     summarizer: completed?.summarizer,
     summaryBudget: completed?.summaryBudget,
     stillFiring: {
@@ -200,6 +201,13 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
       ...(completed?.triggerStillFires !== undefined && completed.turnsAfter !== undefined ? { turnsAfter: completed.turnsAfter } : {}),
     },
   };
+}
+
+/** The position (text) of the last event of a decision among its `own` events (archives on arrival later attributed to it left out), or undefined when unknown. */
+function lastOfDecision(own: readonly RecordedDecisionEvent[]): string | undefined {
+  const decision = own.filter((e) => !(e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).onArrival));
+  const last = decision[decision.length - 1];
+  return last !== undefined && last.position >= 0n ? last.position.toString() : undefined;
 }
 
 /** The answer's fields of a noop reason (DESIGN §3.6). */
@@ -326,7 +334,9 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         tokensBefore: recorded.tokensBefore,
         tokensAfter: recorded.tokensAfter,
         tokensEstimatedSaved: recorded.tokensEstimatedSaved,
-        revision: state.revision!.toString(),
+        // The decision's revision, as its original answer gave it and paired with its position (newcomer ncsqlite69 F1: the
+        // session's revision when answered, 6 appends later, beside the decision's position).
+        revision: recorded.revision.toString(),
         ...common,
         recorded: true,
         replayed: true,

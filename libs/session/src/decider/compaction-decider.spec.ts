@@ -392,6 +392,20 @@ describe('compaction: replay and idempotent ids (DESIGN §4)', () => {
       });
   });
 
+  it("a command delivered again after later appends answers its decision's revision, not the session's (ncsqlite69 F1)", () => {
+    const delivered = compactCommand(summarizing(2), { commandId: 'msg-later' });
+    const compacted = compact(delivered)(stateOf(threeTurns));
+    const history = [...threeTurns, ...recorded(compacted.events)];
+    // The original answer names its decision's last event: the decision's revision, the last of the history now.
+    expect(compacted.answer.revision).toBe(String(history.length - 1));
+    given(...history, user('u4'), reply('a4'))
+      .when(compact(delivered))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ compactionId: compacted.answer.compactionId, replayed: true, revision: compacted.answer.revision });
+      });
+  });
+
   it('once the conversation moved on, or with other parameters, it is a new decision with a new id', () => {
     given(...threeTurns, ...recorded(failed.events), user('u4'))
       .when(compact(command))
