@@ -46,6 +46,36 @@ describe('recall paging over HTTP while events are appended (repro-recall-cursor
     expect(fresh.body.items).toHaveLength(7);
   });
 
+  it("gives each hit its event's revision, the one the session's log gives it, archived and summary hits too (newcomer ncrecall69 F3)", async () => {
+    const http = () => harness.http();
+    for (let i = 1; i <= 4; i++)
+      await http()
+        .post('/v1/sessions/rev-1/events')
+        .send({
+          events: [
+            { id: `r${i}`, type: 'user', text: `zqrevword turn ${i}` },
+            { id: `a${i}`, type: 'assistant', text: `noted ${i}` },
+          ],
+        })
+        .expect(201);
+    const pass = await http()
+      .post('/v1/sessions/rev-1/compactions')
+      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 2 } })
+      .expect(200);
+    expect(pass.body.outcome).toBe('compacted');
+    const log = await http().get(`/v1/sessions/rev-1/events?limit=100&minPosition=${pass.body.position}`).expect(200);
+    const revisionOf = new Map((log.body.events as Array<{ eventId?: string; revision: string }>).map((e) => [e.eventId, e.revision]));
+    const hits = (await http().get('/v1/recall').query({ q: 'zqrevword', sessionId: 'rev-1', limit: 100 }).expect(200)).body.items as Array<{
+      eventId: string;
+      revision: string;
+      archived: boolean;
+      type: string;
+    }>;
+    expect(hits.some((h) => h.archived)).toBe(true);
+    expect(hits.some((h) => h.type === 'summary')).toBe(true);
+    for (const hit of hits) expect({ id: hit.eventId, revision: hit.revision }).toEqual({ id: hit.eventId, revision: revisionOf.get(hit.eventId) });
+  });
+
   it('answers a cursor of the earlier release 400 cursor_expired, saying to search again', async () => {
     const v1 = Buffer.from(JSON.stringify({ v: 1, r: -0.5, p: '3', f: 'AAAAAAAAAAAAAAAA' })).toString('base64url');
     const res = await harness.http().get('/v1/recall').query({ q: 'zqwordone', cursor: v1 }).expect(400);

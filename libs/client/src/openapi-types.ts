@@ -1036,6 +1036,8 @@ export interface components {
                  * @constant
                  */
                 firstMention?: true;
+                /** @description the event's revision in its session (decimal digits): its place in GET …/events, and the window it is in with …/window?atRevision= */
+                revision: string;
                 /** @description relevance, higher is better: with order relevance the hit's BM25 (SQLite FTS5's, k1 1.2, b 0.75, minus its rank) over the query's ranked words, a positive number with no fixed scale or upper bound (not 0 to 1), comparable within one query and its cursor's pages only; 0 with order newest or oldest */
                 score: number;
                 sessionId: string;

@@ -863,6 +863,10 @@ export const RecallPageSchema = named(
         sessionId: z.string(),
         eventId: z.string(),
         type: EventTypeSchema,
+        revision: z
+          .string()
+          .regex(/^\d+$/)
+          .describe("the event's revision in its session (decimal digits): its place in GET …/events, and the window it is in with …/window?atRevision="),
         snippet: z
           .string()
           .describe(

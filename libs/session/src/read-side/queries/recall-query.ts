@@ -92,6 +92,11 @@ export interface RecallHit {
   eventId: string;
   /** Event kind (`user`, `assistant`, `tool`, `system`, `summary`). */
   type: string;
+  /**
+   * The event's revision in its session's stream (decimal text): where it is in the log (`GET …/events`) and the window
+   * it is in (`…/window?atRevision=`), without paging the log for its id (newcomer ncrecall69 F3).
+   */
+  revision: string;
   /** Matching excerpt, matched words wrapped in {@link RECALL_SNIPPET_OPEN}/{@link RECALL_SNIPPET_CLOSE} (whole grapheme clusters), cut parts marked `…` (cut between clusters). */
   snippet: string;
   /** Relevance, higher is better (minus the FTS5 BM25 rank); comparable within one query only; 0 when the page is not in `relevance` order. */
@@ -138,6 +143,7 @@ interface HitRow {
   sessionId: string;
   eventId: string;
   type: string;
+  revision: bigint | number;
   archived: bigint;
   archivedBy: string | null;
   createdAt: string;
@@ -520,6 +526,7 @@ function recallPage(
       sessionId: row.sessionId,
       eventId: row.eventId,
       type: row.type,
+      revision: String(row.revision),
       snippet: row.snippet ?? '',
       score: order === 'relevance' ? -Number(row.rank) : 0,
       archived: Number(row.archived) === 1,
@@ -634,7 +641,7 @@ const CHUNK_MASK = String((1n << RECALL_CHUNK_BITS) - 1n);
  * and `s` (`sessions`); `chunkRow` the SQL of its index row id.
  */
 function hitColumns(chunkRow: string): string {
-  return `l.position AS position, ${chunkRow} AS chunkRow, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
+  return `l.position AS position, ${chunkRow} AS chunkRow, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type, l.revision AS revision,
              l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
 }
 
