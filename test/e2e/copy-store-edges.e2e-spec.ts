@@ -16,7 +16,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { SqliteEventStore, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
@@ -28,6 +27,7 @@ import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, t
 import { startService } from '../support/service-harness';
 import { REPO_ROOT } from '../support/service-process';
 import { runNode } from '../support/run-node';
+import { postgresState, sqliteState } from '../support/copy-target-state';
 
 jest.setTimeout(300_000);
 
@@ -49,36 +49,6 @@ async function fill(store: EventStore): Promise<void> {
   await store.deleteStream('session-default.s1');
   await store.deleteStream('session-default.s2');
   await store.appendToStream('session-default.s2', [{ id: randomUUID(), type: 'ConversationEventAppended', data: { text: 'again' } }]);
-}
-
-/** Events in a SQLite file (0 while it has no table yet) and whether it holds the copy's mark, read by SQLite itself. */
-function sqliteState(file: string): { events: number; marked: boolean } {
-  if (!fs.existsSync(file)) return { events: 0, marked: false };
-  const db = new Database(file, { readonly: true });
-  try {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
-    const events = tables.includes('events') ? Number((db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n) : 0;
-    return { events, marked: tables.includes('es_copy_in_progress') };
-  } finally {
-    db.close();
-  }
-}
-
-/** Events in a PostgreSQL database and whether it holds the copy's mark, read by the pg driver itself. */
-async function postgresState(url: string): Promise<{ events: number; marked: boolean }> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const [row] = (
-      await client.query<{ events: boolean; marked: boolean }>(
-        "SELECT to_regclass('es_events') IS NOT NULL AS events, to_regclass('es_copy_in_progress') IS NOT NULL AS marked",
-      )
-    ).rows;
-    const events = row.events ? Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM es_events')).rows[0].n) : 0;
-    return { events, marked: row.marked };
-  } finally {
-    await client.end();
-  }
 }
 
 /**

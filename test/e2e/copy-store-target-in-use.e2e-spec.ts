@@ -24,6 +24,7 @@ import { PostgresEventStore } from '@lib/event-store/postgres';
 import { copyIntoTarget } from '../../apps/session-service/src/store-copy/copy-into-target';
 import { CopyFailedError, CopyRefusedError } from '../../apps/session-service/src/store-copy/copy-errors';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { postgresState, sqliteState } from '../support/copy-target-state';
 
 jest.setTimeout(120_000);
 
@@ -48,35 +49,6 @@ beforeAll(async () => {
 afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
-
-/** Events in a SQLite file and whether it holds the copy's mark. */
-function sqliteState(file: string): { events: number; marked: boolean } {
-  const db = new Database(file, { readonly: true });
-  try {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
-    const events = tables.includes('events') ? Number((db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n) : 0;
-    return { events, marked: tables.includes('es_copy_in_progress') };
-  } finally {
-    db.close();
-  }
-}
-
-/** Events in a PostgreSQL database and whether it holds the copy's mark. */
-async function postgresState(url: string): Promise<{ events: number; marked: boolean }> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const [row] = (
-      await client.query<{ events: boolean; marked: boolean }>(
-        "SELECT to_regclass('es_events') IS NOT NULL AS events, to_regclass('es_copy_in_progress') IS NOT NULL AS marked",
-      )
-    ).rows;
-    const events = row.events ? Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM es_events')).rows[0].n) : 0;
-    return { events, marked: row.marked };
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * The source, read through `source`, whose second page read first runs `intrude` (another writer on
