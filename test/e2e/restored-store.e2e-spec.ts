@@ -218,4 +218,47 @@ describeUnlessSkipped(skipReason, 'a PostgreSQL store restored from an older bac
       await replica.stop();
     }
   });
+
+  // Newcomer ncrecheck69 N2: pg_restore --clean of another log whose head reached the replica's checkpoint was followed on
+  // top of the read models (/health ok, a session the store no longer held served), and a restart then passed its check.
+  it('a running replica whose store log is replaced by another reaching its checkpoint notices it: 503 read_models_off_log, and a restart is refused', async () => {
+    const env = { DATABASE_URL: db.url };
+    const dataDir = path.join(root, 'replaced');
+    const replica = await startService({ dataDir, env });
+    try {
+      await post(replica, 'old', 3, 'o');
+      await untilReady(replica);
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // a check records the checkpoint's event
+      // Another log at the same positions: every event's id and time differ (what a restore of another log gives).
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        await client.query("UPDATE es_events SET id = gen_random_uuid(), created = created - interval '1 day'");
+      } finally {
+        await client.end();
+      }
+      // A write the projector may apply on top before it notices: the checkpoint then names an event of the other log.
+      await replica
+        .http()
+        .post('/v1/sessions/new/messages')
+        .send({ messages: [{ id: 'n1', role: 'user', content: 'after the swap' }] });
+      let read = await replica.http().get('/v1/sessions/old/window');
+      for (
+        const until = Date.now() + 10_000;
+        read.body.code !== 'read_models_off_log' && Date.now() < until;
+        read = await replica.http().get('/v1/sessions/old/window')
+      )
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const health = await replica.http().get('/health');
+      expect({ read: read.status, code: read.body.code, health: health.body.status, error: health.body.projector.lastError }).toEqual({
+        read: 503,
+        code: 'read_models_off_log',
+        health: 'unavailable',
+        error: expect.stringMatching(/^ReadModelsOfAnotherLogError: .*is not the store's event there now/),
+      });
+    } finally {
+      await replica.stop();
+    }
+    await expect(startService({ dataDir, env })).rejects.toThrow(/its read models \(read-models\.sqlite\) come from another log than the event store's/);
+  });
 });

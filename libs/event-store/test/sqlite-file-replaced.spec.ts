@@ -71,6 +71,19 @@ describe.each([
     await store.close();
   });
 
+  it("its -wal and -shm files deleted (a restore's steps, run with the service up): the next append is refused (ncrecheck69 N1)", async () => {
+    const file = path.join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, options);
+    await store.appendToStream('s1', note('before'));
+    expect(fs.existsSync(`${file}-wal`)).toBe(true);
+    for (const suffix of ['-wal', '-shm']) fs.rmSync(file + suffix);
+    const append = store.appendToStream('s1', note('into the unlinked WAL'));
+    await expect(append).rejects.toBeInstanceOf(EventStoreReplacedError);
+    await expect(append).rejects.toThrow(/its -wal file was deleted or replaced/);
+    await store.close();
+    expect(rowsOf(file, 's1')).toBeLessThanOrEqual(1);
+  });
+
   it('a path that still names its file is not a change (the same file, appends as before)', async () => {
     const file = path.join(dir, 'events.sqlite');
     const store = SqliteEventStore.open(file, options);

@@ -34,6 +34,8 @@ describe('sessionIdProblem', () => {
     expect(sessionIdProblem('a b')).toBe(`${SESSION_ID_RULE}: " " (U+0020) is character 2`);
     expect(sessionIdProblem('a\u0007')).toBe(`${SESSION_ID_RULE}: U+0007 is character 2`);
     expect(sessionIdProblem('\ud800x')).toBe(`${SESSION_ID_RULE}: U+D800 is character 1`);
+    // a lone combining mark would join the quote before it (ncrecheck69 N6)
+    expect(sessionIdProblem('a\u0301')).toBe(`${SESSION_ID_RULE}: U+0301 is character 2`);
   });
 
   it('says when the length or a dot segment is the fault', () => {

@@ -18,8 +18,8 @@ export const SESSION_ID_RULE = `use 1 to ${MAX_SESSION_ID_LENGTH} ASCII letters,
 
 /** One character a session id may hold. */
 const ALLOWED = /[A-Za-z0-9_\-:@.]/;
-/** Characters shown as themselves in a refusal (visible ones and the plain space); others only by their code point. */
-const VISIBLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+/** Characters shown as themselves in a refusal (visible ones and the plain space; not a combining mark, which would join the quote: ncrecheck69 N6); others only by their code point. */
+const VISIBLE = /^[\p{L}\p{N}\p{P}\p{S} ]$/u;
 
 /**
  * What is wrong with `id` as a session id: {@link SESSION_ID_RULE} followed by where it fails

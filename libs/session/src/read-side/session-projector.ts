@@ -17,7 +17,7 @@ import {
 } from '@lib/event-store';
 import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
 import { PositionWaiters } from './position-waiters';
-import type { ReadModelStore } from './read-model-store';
+import type { CheckpointEvent, ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { checkpointEventIdentity, offLogRemedy, readModelsOffLog } from './checkpoint-event';
@@ -350,6 +350,8 @@ export class SessionProjector {
   private rebuilding: { kind: 'rebuild' | 'catch-up'; startedAt: number; loggedAt: number; events: number } | null = null;
   /** True while {@link consume} waits for the first event of a batch: the log has nothing more to give for now. */
   private idle = false;
+  /** The event the read models applied that the store's log no longer holds at its position ({@link watchLogHead}): set until the restart. */
+  private logReplaced: { position: bigint; recorded: string; found: string } | null = null;
   /** The next check of the log's tail ({@link scheduleTailCheck}), while one is due. */
   private tailCheckTimer: NodeJS.Timeout | null = null;
   /** True while a check of the log's tail reads the store. */
@@ -753,6 +755,14 @@ export class SessionProjector {
    * store's event there recorded now. One read of the store.
    */
   private async checkOnThisLog(eventStore: EventStore, head: bigint): Promise<void> {
+    const replaced = this.logReplaced;
+    if (replaced !== null) {
+      // The checkpoint goes back to the event found replaced, so that a restart's check refuses these read models too.
+      this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, replaced.position, replaced.recorded);
+      throw new ReadModelsOfAnotherLogError(
+        `the read models in ${this.store.file} come from another log than the event store's: the event they applied at position ${replaced.position} is not the store's event there now (the store was restored from a backup, or replaced, while this replica ran, and its events were applied on top); stop the service and run npm run rebuild-read-models with its configuration`,
+      );
+    }
     const checkpoint = this.store.readCheckpointEvent(SESSION_PROJECTOR_NAME);
     const mismatch = await readModelsOffLog(eventStore, checkpoint, head);
     if (mismatch)
@@ -988,15 +998,34 @@ export class SessionProjector {
     return true;
   }
 
-  /** While following: every {@link LOG_HEAD_CHECK_INTERVAL_MS}, {@link endIfLogWentBack} on the store's readable head (one read; a store that does not answer is the subscription's to report). */
+  /**
+   * While following: every {@link LOG_HEAD_CHECK_INTERVAL_MS}, {@link endIfLogWentBack} on the store's readable head, then
+   * whether the event the read models' checkpoint named at the previous check is still the store's at that position: a
+   * log restored or replaced under this replica with a head at or past the checkpoint (`pg_restore --clean` of another
+   * log) was followed on top of the read models, which then served sessions the store no longer held (newcomer
+   * ncrecheck69 N2). A position whose event is gone (erased) proves nothing. On a mismatch the subscription ends and
+   * following again finds the read models off the log ({@link checkOnThisLog}). Two reads of the store at most; a store
+   * that does not answer is the subscription's to report.
+   */
   private watchLogHead(eventStore: EventStore): NodeJS.Timeout {
     const generation = this.generation;
-    const timer = setInterval(() => {
-      eventStore
-        .readableHead()
-        .then((head) => (generation === this.generation ? this.endIfLogWentBack(head) : false))
-        .catch(() => undefined);
-    }, LOG_HEAD_CHECK_INTERVAL_MS);
+    let verified: CheckpointEvent | null = null;
+    const check = async (): Promise<void> => {
+      const head = await eventStore.readableHead();
+      if (generation !== this.generation || (await this.endIfLogWentBack(head))) return;
+      if (verified !== null && verified.event !== null && verified.position > 0n && verified.position <= head) {
+        const at = await eventStore.eventAt(verified.position);
+        const found = at === null ? null : checkpointEventIdentity(at);
+        if (generation !== this.generation) return;
+        if (found !== null && found !== verified.event) {
+          this.logReplaced = { position: verified.position, recorded: verified.event, found };
+          await this.subscription?.close().catch(() => undefined);
+          return;
+        }
+      }
+      verified = this.store.readCheckpointEvent(SESSION_PROJECTOR_NAME);
+    };
+    const timer = setInterval(() => void check().catch(() => undefined), LOG_HEAD_CHECK_INTERVAL_MS);
     timer.unref();
     return timer;
   }
