@@ -447,6 +447,17 @@ export interface components {
         };
         /** @description One recorded compaction decision */
         CompactionHistoryItem: {
+            /** @description why each of archivedIds left the window: a partition of them, log order in each; a failure archives superseded system messages only. null when the pass archived nothing, and for a completed decision recorded before 2026-12-06 */
+            archivedBecause: {
+                /** @description summaries folded into the new one */
+                replacedSummaries: string[];
+                /** @description real events before the strategy's own cut (DESIGN §3.4) */
+                strategyCut: string[];
+                /** @description stored system messages a newer one replaced (DESIGN §3.2): never sent to the model after it */
+                supersededSystem: string[];
+                /** @description real events the strategy's cut kept, archived because the cut moved forward to the next user event (DESIGN §3.3.1; token-count's leading preamble too) */
+                turnStart: string[];
+            } | null;
             /** @description ids the decision archived at its revision, in order (old summaries and superseded system messages included): what its counts and tokens describe */
             archivedIds: string[];
             /** @description events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy) */
@@ -483,6 +494,8 @@ export interface components {
              * @enum {string}
              */
             outcome: "compacted" | "noop" | "failed";
+            /** @description for a failure: what the pass planned to archive, the superseded system messages and the events it sent the summarizer, log order; null otherwise, when it planned nothing more than archivedIds, and for a failure recorded before 2026-12-06 */
+            plannedArchivedIds: string[] | null;
             /** @description with from policy (every automatic pass, and a compaction commanded without a strategy): the revision of the policy event the pass was decided on (GET …/policy's revision); null for a compaction that named its strategy, when not known, and for automatic passes recorded before 2026-12-05 (they recorded none) */
             policyRevision: string | null;
             /** @description global position of the decision's last event */

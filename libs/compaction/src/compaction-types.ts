@@ -126,6 +126,8 @@ export interface CompactionPlan {
   keptIds: string[];
   /** Ids of superseded system messages (a subset of `archivedIds`); they stay archived even if the summarizer fails. */
   supersededSystemIds: string[];
+  /** Why each of `archivedIds` is archived ({@link ArchiveReasons}); absent from plans that archive nothing. */
+  archiveReasons?: ArchiveReasons;
   /** Present when outcome is `noop`: why nothing was archived. */
   noop?: NoopReason;
   /** Present when a summarizer call is needed. */
@@ -182,4 +184,20 @@ export interface CompactionResult {
    * exceeded and what was done then (`summaryBudgetUse`).
    */
   summaryBudget?: SummaryBudgetUse;
+}
+
+/**
+ * Why a pass archives each event it archives: a partition of its archived ids (log order in each),
+ * for the audit trail (which rule of DESIGN §3 sent each event out of the window):
+ * - `strategyCut`: real events before the strategy's own cut (DESIGN §3.4);
+ * - `turnStart`: real events the strategy's cut would have kept, archived because the cut moved
+ *   forward to the next user event (DESIGN §3.3.1; token-count's leading preamble too);
+ * - `supersededSystem`: stored system messages a newer one replaced (DESIGN §3.2);
+ * - `replacedSummaries`: summaries folded into the new one (DESIGN §3.2, summarizing strategies).
+ */
+export interface ArchiveReasons {
+  strategyCut: string[];
+  turnStart: string[];
+  supersededSystem: string[];
+  replacedSummaries: string[];
 }

@@ -2,7 +2,17 @@
  * The planner (DESIGN §3.2–§3.6): (active events, strategy, optional trigger) → a compaction
  * plan, and the completion of a plan with the summarizer's reply.
  */
-import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
+import type {
+  ArchiveReasons,
+  CompactionPlan,
+  CompactionResult,
+  NewSummary,
+  NoopReason,
+  Strategy,
+  SummaryReply,
+  SummaryRequest,
+  Trigger,
+} from './compaction-types';
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
 import { compactionFailureKind } from './failure-kind';
@@ -122,6 +132,14 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
 
   const archivedIds: string[] = [];
   const keptIds: string[] = [];
+  // Why each is archived (ArchiveReasons): real events at or past the strategy's raw cut went with the cut moved to a turn start.
+  const movedFrom = rawCut ?? lowest;
+  const archiveReasons: ArchiveReasons = {
+    strategyCut: archivedReal.filter((k) => k < movedFrom).map((k) => real[k].event.id),
+    turnStart: archivedReal.filter((k) => k >= movedFrom).map((k) => real[k].event.id),
+    supersededSystem: classes.supersededSystems.map((i) => events[i].event.id),
+    replacedSummaries: writesSummary ? classes.summaries.map((i) => events[i].event.id) : [],
+  };
   let tokensArchived = 0;
   events.forEach((c, i) => {
     if (archived.has(i)) {
@@ -139,6 +157,7 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
     archivedIds,
     keptIds,
     supersededSystemIds: classes.supersededSystems.map((i) => events[i].event.id),
+    ...(archivedIds.length > 0 ? { archiveReasons } : {}),
     tokensArchived,
     tokensSuperseded: classes.supersededSystems.reduce((sum, i) => sum + events[i].tokens, 0),
   };

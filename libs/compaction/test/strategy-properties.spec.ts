@@ -208,6 +208,29 @@ describe.each(Object.keys(strategyArbs) as Strategy['type'][])('strategy %s: DES
     );
   });
 
+  it('says why each archived event left: a partition of the archived ids by the rule that archived it (ncui69 F2)', () => {
+    fc.assert(
+      fc.property(historyArb(), strategyArbs[type], (events, strategy) => {
+        const costed = costEvents(events, estimator);
+        const { plan, result } = pass(costed, strategy);
+        if (result.archivedIds.length === 0) return expect(plan.archiveReasons).toBeUndefined();
+        const reasons = plan.archiveReasons!;
+        const all = [...reasons.strategyCut, ...reasons.turnStart, ...reasons.supersededSystem, ...reasons.replacedSummaries];
+        // a partition: each archived id under exactly one reason
+        expect([...all].sort()).toEqual([...result.archivedIds].sort());
+        const byId = new Map(events.map((e, i) => [e.id, { e, i }]));
+        const systems = events.filter(isInstructions);
+        expect(reasons.supersededSystem).toEqual(systems.slice(0, -1).map((e) => e.id));
+        for (const id of reasons.replacedSummaries) expect(byId.get(id)!.e.type).toBe('summary');
+        for (const id of [...reasons.strategyCut, ...reasons.turnStart]) expect(isReal(byId.get(id)!.e)).toBe(true);
+        // the cut moved forward: what it took past the strategy's own cut comes after all the strategy cut
+        const lastCut = Math.max(-1, ...reasons.strategyCut.map((id) => byId.get(id)!.i));
+        for (const id of reasons.turnStart) expect(byId.get(id)!.i).toBeGreaterThan(lastCut);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('a failed summary archives only superseded system messages, and the retry asks for the same summary', () => {
     fc.assert(
       fc.property(historyArb(), strategyArbs[type], fc.constantFrom({ text: '  \n' }, { text: '' }, { failure: 'timeout' }), (events, strategy, reply) => {

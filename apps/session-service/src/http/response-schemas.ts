@@ -738,6 +738,27 @@ export const CompactionHistoryItemSchema = named(
       .describe(
         "events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy)",
       ),
+    archivedBecause: z
+      .strictObject({
+        strategyCut: z.array(z.string()).describe("real events before the strategy's own cut (DESIGN §3.4)"),
+        turnStart: z
+          .array(z.string())
+          .describe(
+            "real events the strategy's cut kept, archived because the cut moved forward to the next user event (DESIGN §3.3.1; token-count's leading preamble too)",
+          ),
+        supersededSystem: z.array(z.string()).describe('stored system messages a newer one replaced (DESIGN §3.2): never sent to the model after it'),
+        replacedSummaries: z.array(z.string()).describe('summaries folded into the new one'),
+      })
+      .nullable()
+      .describe(
+        'why each of archivedIds left the window: a partition of them, log order in each; a failure archives superseded system messages only. null when the pass archived nothing, and for a completed decision recorded before 2026-12-06',
+      ),
+    plannedArchivedIds: z
+      .array(z.string())
+      .nullable()
+      .describe(
+        'for a failure: what the pass planned to archive, the superseded system messages and the events it sent the summarizer, log order; null otherwise, when it planned nothing more than archivedIds, and for a failure recorded before 2026-12-06',
+      ),
     keptCount: count
       .nullable()
       .describe('events in the window after the pass (for a failure: the window it left); null only for a failure recorded before 2026-12-03'),

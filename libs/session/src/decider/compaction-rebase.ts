@@ -54,6 +54,13 @@ export function rebaseCompaction(
       ...plan,
       ...partition(window, new Set([...planned, ...added])),
       supersededSystemIds: window.filter((e) => superseded.has(e.event.id)).map((e) => e.event.id),
+      // the newly superseded are archived as superseded system messages
+      archiveReasons: {
+        strategyCut: plan.archiveReasons?.strategyCut ?? [],
+        turnStart: plan.archiveReasons?.turnStart ?? [],
+        supersededSystem: window.filter((e) => superseded.has(e.event.id)).map((e) => e.event.id),
+        replacedSummaries: plan.archiveReasons?.replacedSummaries ?? [],
+      },
       tokensBefore: windowTokens(window, estimator),
       tokensArchived: plan.tokensArchived + addedTokens,
       tokensSuperseded: plan.tokensSuperseded + addedTokens,

@@ -8,6 +8,7 @@
  */
 import {
   compactionFailureKind,
+  type ArchiveReasons,
   type CompactionFailureKind,
   type CompactionOutcome,
   type NoopReason,
@@ -194,6 +195,12 @@ export interface CompactionCompletedData {
   basedOnRevision: string;
   /** Ids of the active window after the pass, log order (the new summary's id in its place). */
   keptIds: string[];
+  /**
+   * Why each event the pass archived left the window (`ArchiveReasons`: the strategy's cut, the cut moved to a turn
+   * start, a superseded system message, a summary replaced); absent when it archived nothing, and from decisions
+   * recorded before 2026-12-06.
+   */
+  archivedBecause?: ArchiveReasons;
   summarizer?: SummarizerIdentity;
   durationMs: number;
   completedAt: string;
@@ -282,6 +289,12 @@ export interface CompactionFailedData {
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];
+  /**
+   * What the pass planned to archive (and so sent to the summarizer, with its overlap), had the summarizer answered: the
+   * superseded system messages of `archivedIds` and the events it would have summarized, log order. Absent when it
+   * planned nothing more, and from failures recorded before 2026-12-06.
+   */
+  plannedArchivedIds?: string[];
   /**
    * The window after the failure: its tokens, `tokensBefore - tokensAfter` as the pass estimated
    * it, and its event count (it differs from the window before when superseded system messages

@@ -1,4 +1,4 @@
-import type { CompactionFailureKind, NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
+import type { ArchiveReasons, CompactionFailureKind, NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
 import {
   decisionFigures,
   recordedFailureKind,
@@ -99,6 +99,19 @@ export interface CompactionHistoryItem {
    * (`archivedBy`). Empty when none arrived.
    */
   archivedOnArrival: ArchivedOnArrivalItem[];
+  /**
+   * Why each of `archivedIds` left the window (`ArchiveReasons`, a partition of them: `strategyCut`, the strategy's own
+   * cut; `turnStart`, events the strategy's cut kept that went because the cut moved forward to the next user event,
+   * DESIGN §3.3.1; `supersededSystem`; `replacedSummaries`); for a failure, its `supersededSystem` only (any failure). Null
+   * for a pass that archived nothing and for a completed decision recorded before 2026-12-06.
+   */
+  archivedBecause: ArchiveReasons | null;
+  /**
+   * For a failure: what the pass planned to archive (superseded system messages and the events it sent the summarizer to
+   * summarize), log order; null otherwise, when it planned nothing more than it archived, and for failures recorded
+   * before 2026-12-06.
+   */
+  plannedArchivedIds: string[] | null;
   /** Events in the window after the pass (the new summary included); null for a failure recorded before failures carried it. */
   keptCount: number | null;
   /** The summary it inserted, or null. */
@@ -192,6 +205,13 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     tokensSaved: figures.tokensEstimatedSaved,
     archivedIds: record.archivedIds,
     archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
+    // A failed pass archives superseded system messages only (DESIGN §3.7), whenever it was recorded.
+    archivedBecause: failed
+      ? record.archivedIds.length > 0
+        ? { strategyCut: [], turnStart: [], supersededSystem: record.archivedIds, replacedSummaries: [] }
+        : null
+      : (completed.archivedBecause ?? null),
+    plannedArchivedIds: failed ? (failure.plannedArchivedIds ?? null) : null,
     keptCount: figures.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
     summarizer: summarizer ? historySummarizer(summarizer) : null,
