@@ -576,11 +576,75 @@ function isStoredSystem(entry) {
   return entry?.type === 'ConversationEventAppended' && entry.kind === 'system' && /** @type {any} */ (entry.data)?.event?.notice !== true;
 }
 
+/** @typedef {keyof NonNullable<CompactionItem['archivedBecause']>} ArchiveReason */
+
 /**
- * The events of a compaction's `archivedIds` that were superseded system messages ({@link isStoredSystem}), in their order.
- * @param {ReadonlyArray<string>} archivedIds @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
+ * What the page calls each rule that archives an event (a compaction's `archivedBecause`): a short
+ * tag and its tooltip (newcomer ncui69 F2).
+ * @type {Record<ArchiveReason, { tag: string, title: string }>}
  */
-const supersededOf = (archivedIds, events) => archivedIds.filter((id) => isStoredSystem(events.get(id)));
+const ARCHIVE_REASONS = {
+  strategyCut: { tag: "strategy's cut", title: "before the strategy's own cut (DESIGN §3.4)" },
+  turnStart: { tag: 'cut moved to the turn start', title: 'the strategy kept it; the kept part must start at a user event, DESIGN §3.3.1' },
+  supersededSystem: { tag: 'superseded system message', title: SUPERSEDED_WHY },
+  replacedSummaries: { tag: 'summary replaced', title: 'an earlier summary, folded into the new one' },
+};
+
+/**
+ * Why a compaction archived each of its `archivedIds`: the rule its `archivedBecause` names; for a
+ * decision recorded before it was (null), the superseded system messages only ({@link
+ * isStoredSystem}), the others unknown (absent). The one place the page decides an event's reason.
+ * @param {{ archivedIds: ReadonlyArray<string>, archivedBecause?: CompactionItem['archivedBecause'] }} compaction
+ * @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
+ * @returns {Map<string, ArchiveReason>}
+ */
+function archiveReasons(compaction, events) {
+  /** @type {Map<string, ArchiveReason>} */
+  const reasons = new Map();
+  const because = compaction.archivedBecause;
+  if (because)
+    for (const reason of /** @type {ArchiveReason[]} */ (Object.keys(ARCHIVE_REASONS))) for (const id of because[reason] ?? []) reasons.set(id, reason);
+  else for (const id of compaction.archivedIds) if (isStoredSystem(events.get(id))) reasons.set(id, 'supersededSystem');
+  return reasons;
+}
+
+/**
+ * The events of a compaction's `archivedIds` that were superseded system messages ({@link archiveReasons}), in their order.
+ * @param {{ archivedIds: ReadonlyArray<string>, archivedBecause?: CompactionItem['archivedBecause'] }} compaction
+ * @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
+ */
+function supersededOf(compaction, events) {
+  const reasons = archiveReasons(compaction, events);
+  return compaction.archivedIds.filter((id) => reasons.get(id) === 'supersededSystem');
+}
+
+/**
+ * A failed pass's line saying what it had planned (its `plannedArchivedIds`): `planned to archive 5
+ * events (sys1, u1, a1, u2 and 1 more) and summarize 4 of them; the summarizer failed, so only the
+ * superseded system message was archived` (newcomer ncui69 F2). Null for any other pass, and for a
+ * failure recorded before failures carried it.
+ * @param {CompactionItem} item @param {ReadonlyArray<string>} superseded the ones it archived ({@link supersededOf})
+ * @returns {HTMLElement | null}
+ */
+function plannedText(item, superseded) {
+  const planned = item.plannedArchivedIds;
+  if (item.outcome !== 'failed' || !planned || planned.length === 0) return null;
+  const FIRST = 4;
+  const shown = planned.slice(0, FIRST);
+  const summarized = planned.filter((id) => !superseded.includes(id)).length;
+  const archived = item.archivedIds.length;
+  return h(
+    'p',
+    { class: 'muted', id: 'planned-archive' },
+    `planned to archive ${fmt(planned.length)} event${planned.length === 1 ? '' : 's'} (`,
+    ...shown.flatMap((id, i) => (i === 0 ? [stored(id)] : [', ', stored(id)])),
+    planned.length > FIRST ? ` and ${fmt(planned.length - FIRST)} more` : '',
+    `) and summarize ${summarized === planned.length ? (planned.length === 1 ? 'it' : 'them') : `${fmt(summarized)} of them`}; the summarizer failed, so `,
+    archived === 0
+      ? 'nothing was archived'
+      : `only the ${archived === 1 ? 'superseded system message was' : `${fmt(archived)} superseded system messages were`} archived`,
+  );
+}
 
 /**
  * The events a summarizing pass archived without its summary covering them: the superseded system
@@ -591,7 +655,7 @@ const supersededOf = (archivedIds, events) => archivedIds.filter((id) => isStore
  */
 function notSummarized(item, events) {
   const covered = new Set(item.summary?.coveredIds ?? []);
-  const others = supersededOf(item.archivedIds, events).filter((id) => !covered.has(id));
+  const others = supersededOf(item, events).filter((id) => !covered.has(id));
   if (others.length === 0) return null;
   return h(
     'div',
@@ -1913,7 +1977,7 @@ function timelineRow(entry, byId, select, events) {
     );
   if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
     const c = byId.get(entry.compactionId ?? '');
-    const superseded = c ? supersededOf(c.archivedIds, events).length : 0;
+    const superseded = c ? supersededOf(c, events).length : 0;
     return h(
       'li',
       { class: 'decision', 'data-compaction': entry.compactionId },
@@ -2597,13 +2661,16 @@ function summarizerParts(summarizer) {
  * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
  * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
  * before/after columns and late answers archived on arrival.
- * An event it archived as a superseded system message says so ({@link SUPERSEDED_WHY}), and so does "saved".
+ * An event it archived as a superseded system message says so ({@link SUPERSEDED_WHY}), and so does "saved";
+ * each archived event of Before carries its reason's tag ({@link archiveReasons}, `data-reason`), and a
+ * failed pass what it had planned ({@link plannedText}).
  * @param {string} sessionId @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
  * @param {ReadonlyMap<string, LogEntry>} events the page's log entries by event id
  */
 function diffView(sessionId, diff, item, close, events) {
   const policy = item === undefined ? undefined : policyParts(sessionId, item);
-  const superseded = supersededOf(item?.archivedIds ?? diff.archivedIds, events);
+  const reasons = archiveReasons(item ?? { archivedIds: diff.archivedIds }, events);
+  const superseded = (item?.archivedIds ?? diff.archivedIds).filter((id) => reasons.get(id) === 'supersededSystem');
   /** Events written after the revision the pass planned on (appended while it ran: it was re-based onto them). */
   const planned = item === undefined ? undefined : BigInt(item.basedOnRevision);
   /** @param {string} title @param {CompactionDiff['before']} side */
@@ -2617,13 +2684,15 @@ function diffView(sessionId, diff, item, close, events) {
         // A scroll box: a named Tab stop, so the keyboard can scroll it.
         { tabindex: '0', 'aria-label': `${title}: the window's events` },
         side.events.map((e) => {
-          const replaced = e.change === 'archived' && superseded.includes(e.id);
+          const reason = e.change === 'archived' ? reasons.get(e.id) : undefined;
+          const replaced = reason === 'supersededSystem';
           return h(
             'li',
-            { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change },
+            { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change, 'data-reason': reason },
             replaced ? kindLabel(e, 'superseded') : h('span', { class: 'kind' }, e.type),
             h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
+            reason ? h('span', { class: 'badge reason', title: ARCHIVE_REASONS[reason].title }, ARCHIVE_REASONS[reason].tag) : null,
             replaced ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
             planned !== undefined && title === 'Before' && BigInt(e.revision) > planned
               ? h(
@@ -2754,6 +2823,7 @@ function diffView(sessionId, diff, item, close, events) {
           stored(item.failure.reason),
         )
       : null,
+    item ? plannedText(item, superseded) : null,
     h('div', { class: 'diff' }, column('Before', diff.before), column('After', diff.after)),
     diff.archivedOnArrival.length
       ? h(
