@@ -10,20 +10,11 @@ import * as fs from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { ControlledSummarizer } from '../support/service-harness';
+import { turnsWithTwoSystemMessages } from '../support/turns-with-two-system-messages';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
 
-/** Three turns with two stored system messages, ids prefixed. */
-const turns = (prefix: string) => [
-  { id: `${prefix}sys1`, type: 'system', text: 'be helpful' },
-  { id: `${prefix}u1`, type: 'user', text: 'first question' },
-  { id: `${prefix}a1`, type: 'assistant', text: 'first answer' },
-  { id: `${prefix}sys2`, type: 'system', text: 'be brief' },
-  { id: `${prefix}u2`, type: 'user', text: 'second question' },
-  { id: `${prefix}a2`, type: 'assistant', text: 'second answer' },
-  { id: `${prefix}u3`, type: 'user', text: 'third question' },
-  { id: `${prefix}a3`, type: 'assistant', text: 'third answer' },
-];
+const turns = turnsWithTwoSystemMessages;
 
 describeWithChromium('audit page in a browser: why a compaction archived each event', () => {
   let harness: ClientHarness;

@@ -6,22 +6,14 @@
  * and a failed one `plannedArchivedIds`.
  */
 import { ControlledSummarizer, useService } from '../support/service-harness';
+import { turnsWithTwoSystemMessages } from '../support/turns-with-two-system-messages';
 
 describe('why a compaction archived each event (history item)', () => {
   // A blank reply for the session named "fails": a failure (DESIGN §3.7).
   const summarizer = new ControlledSummarizer((request) => (request.coveredIds.some((id) => id.startsWith('f-')) ? '' : 'SUMMARY'));
   const harness = useService({ summarizer });
   const http = () => harness.http();
-  const turns = (prefix: string) => [
-    { id: `${prefix}sys1`, type: 'system', text: 'be helpful' },
-    { id: `${prefix}u1`, type: 'user', text: 'first question' },
-    { id: `${prefix}a1`, type: 'assistant', text: 'first answer' },
-    { id: `${prefix}sys2`, type: 'system', text: 'be brief' },
-    { id: `${prefix}u2`, type: 'user', text: 'second question' },
-    { id: `${prefix}a2`, type: 'assistant', text: 'second answer' },
-    { id: `${prefix}u3`, type: 'user', text: 'third question' },
-    { id: `${prefix}a3`, type: 'assistant', text: 'third answer' },
-  ];
+  const turns = turnsWithTwoSystemMessages;
   const historyItem = async (session: string, compactionId: string) =>
     (await http().get(`/v1/sessions/${session}/compactions/${compactionId}`).expect(200)).body as Record<string, unknown>;
 
