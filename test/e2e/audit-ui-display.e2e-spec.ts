@@ -355,6 +355,43 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     }
   });
 
+  itInPage('says a link opens no page and which links do, instead of opening the session and ignoring the rest', async () => {
+    const opened = async (hash: string) => {
+      // A fresh load each time: the first render of a link the page cannot open shows its error in place of the page.
+      await page.goto('about:blank');
+      await page.goto(`${harness.baseUrl}/ui${hash}`);
+      await page.locator('#session-title, #page-error').first().waitFor();
+      return (await page.locator('#page-error').count())
+        ? await page.locator('#page-error').innerText()
+        : `session ${await page.locator('#session-title').innerText()}`;
+    };
+    const sessionLinks = "a session's links are #/s/<session id>, followed by /c/<compaction id>, /e/<event id> or /r/<revision>";
+    for (const hash of [`#/s/${SESSION}/r/-1`, `#/s/${SESSION}/y`, `#/s/${SESSION}/c/`, `#/s/${SESSION}/r/1/x`]) {
+      const shown = await opened(hash);
+      expect(shown).toContain(`This link opens no page: ${hash}: ${sessionLinks}`);
+      expect(await page.locator('#page-error a[href="#/"]').count()).toBe(1);
+    }
+    expect(await opened('#/s/..')).toContain('#/s/..: ".." is not a session id');
+    expect(await opened('#/s/%2E')).toContain('"." is not a session id');
+    expect(await opened('#/nothing-here')).toContain("#/nothing-here: the page's links are #/ (the session list), #/s/<session id> (a session) and #/erasures");
+    // The links the page makes still open their pages, a trailing slash too.
+    expect(await opened(`#/s/${SESSION}/`)).toBe(`session ${SESSION}`);
+    expect(await opened(`#/s/${SESSION}/r/3`)).toBe(`session ${SESSION}`);
+  });
+
+  itInPage('draws no chart axes for a session without a window: it says there is none', async () => {
+    const path = { sessionId: 'policy-only' };
+    const set = await client.PUT('/v1/sessions/{sessionId}/policy', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: 10 }, trigger: { type: 'token-count', threshold: 6000 } } as never,
+    });
+    expect(set.response.status).toBeLessThan(300);
+    await page.goto(`${harness.baseUrl}/ui#/s/policy-only`);
+    await page.locator('#chart').waitFor();
+    expect(await page.locator('#chart svg').count()).toBe(0);
+    expect(await page.locator('#chart').innerText()).toBe('No window yet.');
+  });
+
   itInPage('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
     const alert = page.locator('#diff-slot [role=alert]');

@@ -1546,13 +1546,18 @@ function extent(points) {
  * tooltip gives its figures in its own unit). Each mark is a link to its compaction (named
  * `compaction #2 compacted <id>: 1,200 → 300 cl100k_base`); the marks are one Tab stop, the arrow
  * keys moving between them ({@link rovingFocus}); the chart is a group named for what it draws,
- * described by a text alternative of its curve ({@link curveText}).
+ * described by a text alternative of its curve ({@link curveText}). With no window ever (no point
+ * above 0 tokens, no compaction: a policy set before the first event), only `No window yet.`, no axes.
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {CompactionItem[]} compactions
  * @param {(id: string) => string} link the link that selects a compaction
  * @param {Schemas['Estimator']} estimator
  */
 function chart(points, compactions, link, estimator) {
+  // No window yet (a session holding only its policy): no axes drawn from made-up ranges
+  // (newcomer ncui69 F10), the chart's text alone.
+  if (!points.some((p) => p.tokens > 0) && compactions.length === 0)
+    return h('div', { class: 'chart', id: 'chart' }, h('p', { class: 'muted', id: 'chart-text' }, curveText([], 0, estimator)));
   const NS = 'http://www.w3.org/2000/svg';
   /** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
   const s = (tag, attrs, text) => {
@@ -3974,6 +3979,39 @@ function showMode(mode) {
 }
 
 /**
+ * The links of a session page (`#/s/<id>`, with `/c/<compaction id>`, `/e/<event id>` or
+ * `/r/<revision>`, a revision of digits only), each part percent-encoded; nothing may follow
+ * but a trailing `/`. Groups: the session id, the compaction id, the event id, the revision.
+ */
+const SESSION_ROUTE = /^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+)|\/r\/(\d+))?\/?$/;
+/** The links of the session list: no hash, `#`, `#/`, or `#/?` with its filters (`q`, `user`). */
+const LIST_ROUTE = /^(?:#?|#\/(?:\?.*)?)$/;
+
+/**
+ * Why the page's link `hash` opens nothing, and the links that do (newcomer ncui69 F10): a
+ * session link with a part this page does not make (`#/s/x/r/-1`, `#/s/x/y`), a session id
+ * `.` or `..` (the browser would resolve it out of the API's path; also percent-encoded), or
+ * another route.
+ * @param {string} hash e.g. `#/s/x/r/-1`
+ * @returns {string}
+ */
+function unknownRouteMessage(hash) {
+  const shown = hash.length > 80 ? `${hash.slice(0, 80)}…` : hash;
+  const session = hash.match(/^#\/s\/([^/?]*)/);
+  let id;
+  try {
+    id = session ? decodeURIComponent(session[1] ?? '') : undefined;
+  } catch {
+    id = undefined;
+  }
+  if (id === '.' || id === '..' || id === '')
+    return `${shown}: "${id}" is not a session id (a session id is 1 to 128 ASCII letters, digits or _ - : @ ., not "." or ".."); go back to the session list`;
+  if (session)
+    return `${shown}: a session's links are #/s/<session id>, followed by /c/<compaction id>, /e/<event id> or /r/<revision> (a revision is a whole number from 0); go to the session, or back to the session list`;
+  return `${shown}: the page's links are #/ (the session list), #/s/<session id> (a session) and #/erasures; go back to the session list`;
+}
+
+/**
  * Shows the route for the link in the URL: the session list, or a session page (with the linked
  * compaction's diff). The same session already on screen only opens the compaction, unless
  * `reread` (read the session again: its "read again" link). While a route is read, the loading
@@ -4006,13 +4044,18 @@ async function render(reread = false, goTo) {
     forget.hidden = false;
     showKeyInUse();
   }
-  const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+)|\/r\/(\d+))?/);
+  const match = location.hash.match(SESSION_ROUTE);
   /** @type {string | Array<Node | string>} */
   let what = 'The session list could not be read';
   try {
     if (match) {
       what = 'This link could not be opened';
       const sessionId = linkPart(match[1] ?? '');
+      // "." and ".." are no session ids: the browser would resolve them out of the API's path.
+      if (sessionId === '.' || sessionId === '..') {
+        what = 'This link opens no page';
+        throw new Error(unknownRouteMessage(location.hash));
+      }
       const selected = match[2] ? linkPart(match[2]) : undefined;
       // A row link: the timeline goes to that event (a recall hit's) or revision (a compaction's policy revision).
       /** @type {RowLink | undefined} */
@@ -4045,6 +4088,9 @@ async function render(reread = false, goTo) {
       what = 'The erasures could not be read';
       showLoading('Reading the erasures…');
       await renderErasures(isCurrent);
+    } else if (!LIST_ROUTE.test(location.hash)) {
+      what = 'This link opens no page';
+      throw new Error(unknownRouteMessage(location.hash));
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);
