@@ -77,7 +77,9 @@ const AS_OF_RANGE = { name: "its paging's position", min: 1n, max: MAX_RECALL_PO
 
 /**
  * Decodes a cursor made by {@link encodeRecallCursor} and checks it belongs to the query with
- * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases. Every field is
+ * `fingerprint` (or one of `alsoAccepted`, the same query's fingerprint as an earlier release made
+ * it; the cursor answered carries `fingerprint`) and, in `relevance` order, to a query of
+ * `phraseCount` phrases. Every field is
  * checked for its type and for the range of what {@link encodeRecallCursor} writes there (the
  * rule of `cursor-fields`): `a` 1 to {@link MAX_RECALL_POSITION}; `p` (a hit's position, or the
  * last row a scan read) 1 to `a`: a page never holds a hit after its paging's moment; `r` a finite
@@ -92,7 +94,7 @@ const AS_OF_RANGE = { name: "its paging's position", min: 1n, max: MAX_RECALL_PO
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version than {@link CURSOR_VERSION}: another release made it.
  */
-export function decodeRecallCursor(text: string, fingerprint: string, phraseCount: number): RecallCursor {
+export function decodeRecallCursor(text: string, fingerprint: string, phraseCount: number, alsoAccepted: readonly string[] = []): RecallCursor {
   const fields = cursorFields(text);
   if (fields === null) throw refuse.malformed();
   const { v, f, o, a, p, r, s, l } = fields;
@@ -117,13 +119,13 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
     if (r !== undefined && (typeof r !== 'number' || !Number.isFinite(r))) throw refuse.malformed();
     if (typeof r === 'number' && r > 0) throw refuse.outOfRange(`its last rank ${r} is above 0 (a rank is a negative BM25 score)`);
   } else if (s !== undefined || r !== undefined) throw refuse.malformed();
-  if (f !== fingerprint)
+  if (f !== fingerprint && !alsoAccepted.includes(f))
     throw new InvalidQueryError(
       'cursor',
       "belongs to another query or another tenant's search; pass the nextCursor of the previous page unchanged, with the same q and filters and the same tenant's API key",
     );
   return {
-    fingerprint: f,
+    fingerprint,
     order,
     asOf,
     ...(position !== undefined ? { position } : {}),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { RECALL_WORD_CHUNK_LENGTH } from './recall-document';
 import { InvalidQueryError } from './invalid-query-error';
 import { RECALL_RANKED_MATCH_LIMIT, RECALL_SUBSTRING_SCAN_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
@@ -132,6 +133,43 @@ describe('searchRecall', () => {
       expect(() => searchRecall(paged, { ...other, limit: 7, cursor: next })).toThrow(
         "cursor: belongs to another query or another tenant's search; pass the nextCursor of the previous page unchanged, with the same q and filters and the same tenant's API key",
       );
+  });
+
+  it('continues a paging with q in another ASCII letter case, and follows a cursor an earlier release made for q as sent (newcomer ncrecall69 F4)', () => {
+    const log = new RecordedSessionLog();
+    for (let i = 0; i < 12; i++) log.append('p0', user(`m${i}`, `Needle ${'hay '.repeat(i % 4)} 東京 item ${i}`));
+    const paged = projectedReadModels(log);
+    for (const [first, rest] of [
+      ['Needle', ['needle', 'nEeDlE']],
+      ['東京 ITEM', ['東京 item', '東京 Item']],
+    ] as const) {
+      const whole = searchRecall(paged, { tenantId: 'default', q: first, limit: 100 }).items.map((h) => h.eventId);
+      expect(whole).toHaveLength(12);
+      let cursor = searchRecall(paged, { tenantId: 'default', q: first, limit: 4 }).nextCursor;
+      const seen = searchRecall(paged, { tenantId: 'default', q: first, limit: 4 }).items.map((h) => h.eventId);
+      for (const q of rest) {
+        const page = searchRecall(paged, { tenantId: 'default', q, limit: 4, cursor });
+        seen.push(...page.items.map((h) => h.eventId));
+        cursor = page.nextCursor;
+      }
+      expect(seen).toEqual(whole);
+      expect(cursor).toBeUndefined();
+    }
+    // A cursor as a release before 2026-12-07 wrote it: its fingerprint hashed q's MATCH expression as sent.
+    const next = searchRecall(paged, { tenantId: 'default', q: 'Needle', limit: 4 }).nextCursor!;
+    const fields = JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const asSent = createHash('sha256')
+      .update(JSON.stringify(['recall_fts', '"Needle"', [], 'default', undefined, undefined, undefined, undefined, undefined, undefined, undefined]))
+      .digest('base64url')
+      .slice(0, 16);
+    expect(asSent).not.toBe(fields.f);
+    const earlier = Buffer.from(JSON.stringify({ ...fields, f: asSent }), 'utf8').toString('base64url');
+    const page = searchRecall(paged, { tenantId: 'default', q: 'Needle', limit: 4, cursor: earlier });
+    expect(page.items.map((h) => h.eventId)).toEqual(
+      searchRecall(paged, { tenantId: 'default', q: 'needle', limit: 4, cursor: next }).items.map((h) => h.eventId),
+    );
+    // Other words are still another query.
+    expect(() => searchRecall(paged, { tenantId: 'default', q: 'Needles', limit: 4, cursor: next })).toThrow('belongs to another query');
   });
 
   it('never lets FTS5 syntax reach SQLite', () => {

@@ -197,13 +197,44 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   if (search.archived !== undefined && typeof search.archived !== 'boolean') throw new InvalidQueryError('archived', 'must be true or false');
   const from = search.from === undefined ? undefined : parseTime('from', search.from);
   const to = search.to === undefined ? undefined : parseTime('to', search.to);
-  const fingerprint = createHash('sha256')
+  const fingerprint = recallFingerprint(plan, search, from, to, asciiLowerCase);
+  // A cursor of a release before 2026-12-07 fingerprinted q's ASCII letters as sent: still followed.
+  const asSent = recallFingerprint(plan, search, from, to, (text) => text);
+  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint, plan.phrases.length, [asSent]);
+  // The fingerprint covers the plan: only a forged cursor can name an order its query cannot have.
+  if (cursor && (cursor.order === 'oldest') !== (plan.match === null))
+    throw new InvalidQueryError('cursor', 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters');
+  try {
+    return store.snapshot(() => recallPage(store, plan, { ...search, from, to, limit }, fingerprint, cursor));
+  } catch (error) {
+    // The MATCH expression is built from quoted phrases only; this is a last line of defence.
+    if (error instanceof Error && /fts5|syntax/i.test(error.message))
+      throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
+    throw error;
+  }
+}
+
+/**
+ * The fingerprint a recall cursor carries (16 base64url characters of a SHA-256): the index searched,
+ * the query's MATCH expression and substrings with `fold` applied, the tenant and every filter
+ * (`from`, `to` as parsed). Two searches with one fingerprint answer the same hits in the same
+ * order, so a cursor of one continues the other. {@link asciiLowerCase} as `fold` makes `q=Bag`
+ * and `q=bag` one query (newcomer ncrecall69 F4): both indexes and `LIKE` fold ASCII case.
+ */
+function recallFingerprint(
+  plan: RecallQueryPlan,
+  search: RecallSearch,
+  from: string | undefined,
+  to: string | undefined,
+  fold: (text: string) => string,
+): string {
+  return createHash('sha256')
     .update(
       JSON.stringify([
         // The index as releases before read models 11 named it, so a cursor made by one is followed by the other.
         plan.index === 'words' ? 'recall_fts' : 'recall_trigram',
-        plan.match,
-        plan.substrings,
+        plan.match === null ? null : fold(plan.match),
+        plan.substrings.map(fold),
         search.tenantId,
         search.sessionId,
         search.userId,
@@ -216,18 +247,15 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     )
     .digest('base64url')
     .slice(0, 16);
-  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint, plan.phrases.length);
-  // The fingerprint covers the plan: only a forged cursor can name an order its query cannot have.
-  if (cursor && (cursor.order === 'oldest') !== (plan.match === null))
-    throw new InvalidQueryError('cursor', 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters');
-  try {
-    return store.snapshot(() => recallPage(store, plan, { ...search, from, to, limit }, fingerprint, cursor));
-  } catch (error) {
-    // The MATCH expression is built from quoted phrases only; this is a last line of defence.
-    if (error instanceof Error && /fts5|syntax/i.test(error.message))
-      throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
-    throw error;
-  }
+}
+
+/**
+ * `text` with its ASCII capitals `A`–`Z` in lower case and every other character as it is: the
+ * case folding every recall index shares (FTS5's unicode61 and trigram tokenizers fold more, SQLite's
+ * `LIKE` only ASCII), so two queries that differ only there find the same rows.
+ */
+function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 }
 
 /** {@link searchRecall} once its input is checked: `from`/`to` as ISO text, `limit` set, `cursor` decoded. */
