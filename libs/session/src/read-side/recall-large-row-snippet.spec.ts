@@ -21,6 +21,9 @@ describe('recall snippets of long rows (ncapi66 F1)', () => {
     'long',
     user('inside', `# Policy: zqbaggage fees and zqpayment rules ${filler(5_000)} each zqbag is counted; every zqpay is logged ${filler(3_000)}`),
   );
+  // A word near the end of the first piece (2,048 code units) and in the middle of the next (ncrecall69 F2).
+  const EDGES = Array.from({ length: 16 }, (_, i) => 2000 + 4 * i);
+  for (const at of EDGES) log.append('long', user(`edge${at}`, `${filler(at)} edgeword${at} ${filler(5_000)}`));
   const store = projectedReadModels(log);
   const snippetOf = (q: string) => {
     const items = searchRecall(store, { tenantId: 'default', q, limit: 5 }).items;
@@ -51,6 +54,15 @@ describe('recall snippets of long rows (ncapi66 F1)', () => {
     expect(bag).toContain('<mark>zqbag</mark> is counted');
     expect(bag.startsWith('…')).toBe(true);
     expect(snippetOf('zqpay')).toContain('every <mark>zqpay</mark> is logged');
+  });
+
+  it('shows what follows a word near the end of a piece, from the next piece (ncrecall69 F2: the snippet ended at the word)', () => {
+    for (const at of EDGES) {
+      const snippet = snippetOf(`edgeword${at}`);
+      // At least five words on either side of the mark, and the row going on both ways.
+      expect(snippet).toMatch(new RegExp(`(\\S+ ){5}\\s*<mark>edgeword${at}</mark>( \\S+){5}`));
+      expect(snippet.startsWith('…') && snippet.endsWith('…')).toBe(true);
+    }
   });
 
   it('marks one of two words no piece holds together, and ends without … at the end of the row', () => {

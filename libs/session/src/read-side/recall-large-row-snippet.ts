@@ -33,7 +33,8 @@ let scratch: { db: Database.Database; tables: Map<RecallIndexKind, string> } | u
  * index's tokenizer (`kind`) and matched with `match` (the query's MATCH expression, or any of its phrases when the whole
  * query is not in the piece). The cut moves out to the piece's grapheme cluster boundaries ({@link snippetCutsOnClusters}),
  * a mark closed at the cut grows to its whole phrase ({@link cutMarkCompleted}),
- * and a piece that does not start (end) the row gets the `…` there. When no tried piece matches (the words are in the row
+ * and a piece that does not start (end) the row gets the `…` there; a snippet running to its piece's end (the row going on)
+ * gives way to the next piece's, when that one matches. When no tried piece matches (the words are in the row
  * only across the tokenizer's folding the loose test does not see), the row's first piece is shown unmarked, cut with `…`.
  * Cost: a linear scan of the row's pieces until one holds every word and matches, with at most {@link PIECES_TRIED} snippets of a
  * piece in all.
@@ -45,7 +46,7 @@ export function largeRowSnippet(kind: RecallIndexKind, body: string, match: stri
   let triesLeft = PIECES_TRIED;
   const tried = new Set<number>();
   /** The piece's snippet (counted against {@link PIECES_TRIED}), or undefined when it does not match. */
-  const snippetOf = (index: number): string | undefined => {
+  const pieceCut = (index: number): { snippet: string; toPieceEnd: boolean } | undefined => {
     tried.add(index);
     triesLeft -= 1;
     const [start, end] = pieces[index];
@@ -53,7 +54,18 @@ export function largeRowSnippet(kind: RecallIndexKind, body: string, match: stri
     const snippet = pieceSnippet(kind, piece, match) ?? pieceSnippet(kind, piece, phrases.join(' OR '));
     if (snippet === undefined) return undefined;
     const cut = cutMarkCompleted(snippetCutsOnClusters(snippet, piece), piece, phrases);
-    return `${start > 0 && !cut.startsWith('…') ? '…' : ''}${cut}${end < body.length && !cut.endsWith('…') ? '…' : ''}`;
+    const toPieceEnd = end < body.length && !cut.endsWith('…');
+    return { snippet: `${start > 0 && !cut.startsWith('…') ? '…' : ''}${cut}${toPieceEnd ? '…' : ''}`, toPieceEnd };
+  };
+  /**
+   * The piece's snippet; one that runs to the end of a piece the row goes on after (its words near that end: FTS5 could not
+   * show what follows them, newcomer ncrecall69 F2) gives way to the next piece's, which holds that end in its middle, when
+   * that one matches too.
+   */
+  const snippetOf = (index: number): string | undefined => {
+    const cut = pieceCut(index);
+    if (cut === undefined || !cut.toPieceEnd || index + 1 >= pieces.length || triesLeft <= 0) return cut?.snippet;
+    return pieceCut(index + 1)?.snippet ?? cut.snippet;
   };
   // The earliest piece that holds every word is tried at once; one the loose test took for it and FTS5 does not match
   // (a false positive) does not stop the scan (newcomer ncrecall69 F1: the row's start shown unmarked).
