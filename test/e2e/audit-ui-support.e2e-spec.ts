@@ -422,6 +422,19 @@ describeWithChromium('audit page for a support engineer', () => {
     await page.locator('#timeline li.target[data-event="l2"]').waitFor();
     expect(await page.evaluate('location.hash')).toBe(`#/s/${sessionId}/e/l2`);
     expect(await page.locator('#as-of').innerText()).toContain('As of revision 2,');
+
+    // An event the session does not hold (erased, or another session's): once the page was read again for it, it says
+    // so, without offering to read again (newcomer ncrecheck69 N5: the offer came back after each read); so does a fresh load.
+    const gone = `is not on this timeline, read just now (as of revision 2): it was erased, or is not this session's`;
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/s/${sessionId}/e/erased-one`)}`);
+    await page.locator('#timeline-event-reread').click({ timeout: 5_000 });
+    await waitInPage(page, `document.querySelector('#timeline-goto-status')?.textContent.includes('read just now')`);
+    expect(await page.locator('#timeline-goto-status').innerText()).toBe(`event erased-one ${gone}`);
+    expect(await page.locator('#timeline-event-reread').count()).toBe(0);
+    await page.goto('about:blank');
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/e/erased-one`);
+    await waitInPage(page, `document.querySelector('#timeline-goto-status')?.textContent.includes('read just now')`);
+    expect(await page.locator('#timeline-event-reread').count()).toBe(0);
   });
 
   // ncaudit64 F4: a long text was cut at 600 UTF-16 units in the panel meant to show what the model was sent, with no way to see the rest.

@@ -2061,8 +2061,10 @@ function scrollIntoList(list, row) {
  * marker is on another page: the page turned, the link left the screen), answering it (undefined
  * for a place not on this timeline); `viewAt(revision)`, which marks the rows as of that revision,
  * the one whose window "Window at revision" shows (undefined: as of the page's revision);
- * `goToEvent(eventId)`, which goes to that event's row as "Go to revision" goes to a revision (a
- * recall hit's row link), or says it is not on this timeline; `goToRevision(revision)`, which is
+ * `goToEvent(eventId, justRead)`, which goes to that event's row as "Go to revision" goes to a revision (a
+ * recall hit's row link), or says it is not on this timeline: on a timeline read earlier, with an offer to read
+ * again and go to it (written since, or erased); `justRead` (the page was read for this link), that it was erased
+ * or is not the session's; `goToRevision(revision)`, which is
  * "Go to revision" (a link to a revision's row, such as a compaction's policy revision); `forgetGoneTo()`,
  * which unmarks the row gone to and empties "Go to revision" and "Go to time" and their statuses.
  * @typedef {{
@@ -2073,7 +2075,7 @@ function scrollIntoList(list, row) {
  *   placeOf: (element: Element | null) => TimelinePlace | undefined,
  *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  *   viewAt: (revision: number | undefined) => void,
- *   goToEvent: (eventId: string) => void,
+ *   goToEvent: (eventId: string, justRead?: boolean) => void,
  *   goToRevision: (revision: bigint) => void,
  *   forgetGoneTo: () => void,
  * }} Timeline
@@ -2503,12 +2505,19 @@ function timeline(log, byId, select, timeTravel, from) {
       timeStatus.textContent = '';
       clearTarget();
     },
-    goToEvent: (eventId) => {
+    goToEvent: (eventId, justRead = false) => {
       const index = rows.findIndex((r) => r.eventId === eventId);
       timeStatus.textContent = '';
       const entry = rows[index];
       if (entry === undefined) {
         clearTarget();
+        // Read for this link just now: reading again would find the same (newcomer ncrecheck69 N5: the offer repeated).
+        if (justRead)
+          return revisionStatus.replaceChildren(
+            'event ',
+            stored(eventId),
+            ` is not on this timeline, read just now (as of revision ${timeTravel.asOf}): it was erased, or is not this session's`,
+          );
         return revisionStatus.replaceChildren(
           'event ',
           stored(eventId),
@@ -3830,7 +3839,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
     windowSkip,
   );
   void show(selected, timelineAt === undefined);
-  if (rowLink !== undefined) 'eventId' in rowLink ? logTimeline.goToEvent(rowLink.eventId) : logTimeline.goToRevision(rowLink.revision);
+  if (rowLink !== undefined) 'eventId' in rowLink ? logTimeline.goToEvent(rowLink.eventId, true) : logTimeline.goToRevision(rowLink.revision);
   // Said once, now that the read is done (the loading line's progress is not a live region).
   announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
   // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
