@@ -6,45 +6,25 @@
  * pass says what it had planned to archive and summarize (`plannedArchivedIds`). The API's side:
  * compaction-archive-reasons.e2e-spec.ts. Open mode; one service. Runs in a few seconds.
  */
-import * as fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
 import { ControlledSummarizer } from '../support/service-harness';
 import { turnsWithTwoSystemMessages } from '../support/turns-with-two-system-messages';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import { describeWithChromium } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 const turns = turnsWithTwoSystemMessages;
 
 describeWithChromium('audit page in a browser: why a compaction archived each event', () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
-
-  beforeAll(async () => {
-    // A blank reply for the events of the session "fails": a failure (DESIGN §3.7).
-    const summarizer = new ControlledSummarizer((request) => (request.coveredIds.some((id) => id.startsWith('f-')) ? '' : 'SUMMARY'));
-    harness = await startListeningService({ summarizer });
-    client = harness.client();
-    ({ browser, page } = await launchChromiumPage());
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
-    if (harness) fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  // A blank reply for the events of the session "fails": a failure (DESIGN §3.7).
+  const ui = useAuditPage({ summarizer: new ControlledSummarizer((request) => (request.coveredIds.some((id) => id.startsWith('f-')) ? '' : 'SUMMARY')) });
+  const { itInPage } = ui;
 
   /** Opens the compaction's details and answers each Before event archived: [id, its reason tag, the tag's tooltip] (null for no tag). */
   async function archivedReasons(sessionId: string, compactionId: string): Promise<Array<[string, string | null, string | null]>> {
-    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${compactionId}`);
-    await page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}/c/${compactionId}`);
+    await ui.page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
     // Runs in the page (the test's TypeScript has no DOM types: the browser's objects are typed loosely).
     type Element = { getAttribute(name: string): string | null; querySelector(selector: string): (Element & { textContent: string | null }) | null };
-    return page.locator('#diff .diff > div:first-child li[data-change=archived]').evaluateAll((rows) =>
+    return ui.page.locator('#diff .diff > div:first-child li[data-change=archived]').evaluateAll((rows) =>
       (rows as unknown as Element[]).map((row): [string, string | null, string | null] => {
         const tag = row.querySelector('.badge.reason');
         return [row.getAttribute('data-event') ?? '', tag?.textContent ?? null, tag?.getAttribute('title') ?? null];
@@ -54,8 +34,8 @@ describeWithChromium('audit page in a browser: why a compaction archived each ev
 
   itInPage("tags each archived event with its reason: the strategy's cut, the cut moved to the turn start, a superseded system message", async () => {
     const path = { sessionId: 'reasons' };
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns('') as never } });
-    const { data: pass } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+    await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns('') as never } });
+    const { data: pass } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
       params: { path },
       body: { strategy: { type: 'sliding-window', maxEvents: 3 } },
     });
@@ -69,14 +49,14 @@ describeWithChromium('audit page in a browser: why a compaction archived each ev
       ['a2', 'cut moved to the turn start', 'the strategy kept it; the kept part must start at a user event, DESIGN §3.3.1'],
     ]);
     // The superseded one keeps its kind label and note.
-    expect(await page.locator('#diff li[data-event="sys1"][data-change=archived] .kind').textContent()).toBe('system · superseded');
-    expect(await page.locator('#planned-archive').count()).toBe(0);
+    expect(await ui.page.locator('#diff li[data-event="sys1"][data-change=archived] .kind').textContent()).toBe('system · superseded');
+    expect(await ui.page.locator('#planned-archive').count()).toBe(0);
   });
 
   itInPage('says what a failed pass had planned to archive and summarize, and that only the superseded system message went', async () => {
     const path = { sessionId: 'fails' };
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns('f-') as never } });
-    const { data: pass } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+    await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: turns('f-') as never } });
+    const { data: pass } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
       params: { path },
       body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2 } },
     });
@@ -85,7 +65,7 @@ describeWithChromium('audit page in a browser: why a compaction archived each ev
       ['f-sys1', 'superseded system message', 'a superseded system message: a newer one replaced it; it was not sent to the model in the OpenAI rendering'],
     ]);
     // planned: f-sys1, f-u1, f-a1, f-u2, f-a2; the superseded f-sys1 is archived, not summarized
-    expect(await page.locator('#planned-archive').innerText()).toBe(
+    expect(await ui.page.locator('#planned-archive').innerText()).toBe(
       'planned to archive 5 events (f-sys1, f-u1, f-a1, f-u2 and 1 more) and summarize 4 of them; the summarizer failed, so only the superseded system message was archived',
     );
   });

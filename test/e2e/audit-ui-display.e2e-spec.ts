@@ -11,14 +11,12 @@
  * Open mode (no API keys); one service, stopped and started again on the same port and data near
  * the end. Runs in about 15 s.
  */
-import * as fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
+import type { Page } from 'playwright-core';
 import type { SummaryRequest } from '@lib/compaction';
 import { ExtractiveSummarizer, type SummarizerOutcome } from '@lib/session';
 import { startService } from '../support/service-harness';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import { describeWithChromium } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 const SESSION = 'bidi-audit';
 /** Stored text whose RIGHT-TO-LEFT OVERRIDE would show "evil" as "live". */
@@ -84,22 +82,13 @@ async function charLefts(page: Page, selector: string, text: string): Promise<nu
 }
 
 describeWithChromium('audit page in a browser: stored text, errors in place, log counts', () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
-  let running = true;
+  const ui = useAuditPage({ summarizer: new DownOnRequest() });
+  const { itInPage } = ui;
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
-    harness = await startListeningService({ summarizer: new DownOnRequest() });
-    client = harness.client();
     const path = { sessionId: SESSION };
-    const appended = await client.POST('/v1/sessions/{sessionId}/events', {
+    const appended = await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path },
       body: {
         userId: 'auditor',
@@ -117,74 +106,68 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(appended.response.status).toBe(201);
     const strategy = { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } as const;
     for (const round of [1, 2]) {
-      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+      const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId!);
       const events = ['a question', 'an answer', 'another question', 'another answer'].map((text, i) => ({
         type: i % 2 ? 'assistant' : 'user',
         text: `${text} ${round}`,
       }));
-      await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+      await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
     }
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    if (running) await harness?.stop();
-    if (harness) fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
 
   itInPage('shows a stored U+202E as a visible marker and the text in stored order, not reversed', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    const row = page.locator('#timeline li[data-event="u1"] .preview');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}`);
+    const row = ui.page.locator('#timeline li[data-event="u1"] .preview');
     await row.waitFor();
     expect(await row.innerText()).toBe('שלום ⟨U+202E⟩evil⟨U+202C⟩ done');
     // Laid out left to right as stored: e, v, i, l (an applied override would lay out l, i, v, e).
-    const lefts = await charLefts(page, '#timeline li[data-event="u1"] .preview', 'evil');
+    const lefts = await charLefts(ui.page, '#timeline li[data-event="u1"] .preview', 'evil');
     expect(lefts).toEqual([...lefts].sort((a, b) => a - b));
     expect(new Set(lefts).size).toBe(4);
     // The marker is drawn (it takes room) and the page holds no bidi control as text.
-    const marker = await charLefts(page, '#timeline li[data-event="u1"] .preview', '⟨U+202E⟩');
+    const marker = await charLefts(ui.page, '#timeline li[data-event="u1"] .preview', '⟨U+202E⟩');
     expect(Math.max(...marker) - Math.min(...marker)).toBeGreaterThan(20);
-    const bodyText = await page.locator('body').innerText();
+    const bodyText = await ui.page.locator('body').innerText();
     expect(bodyText).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/);
   });
 
   itInPage('shows every invisible or format character of the documented set as a marker, emoji as they are', async () => {
     const expected = `a${HIDDEN.map((cp) => `⟨U+${cp.toString(16).toUpperCase().padStart(4, '0')}⟩`).join('a')}a`;
-    expect(await page.locator('#timeline li[data-event="u2"] .preview').innerText()).toBe(expected);
-    expect(await page.locator('#timeline li[data-event="a2"] .preview').innerText()).toBe(EMOJI);
+    expect(await ui.page.locator('#timeline li[data-event="u2"] .preview').innerText()).toBe(expected);
+    expect(await ui.page.locator('#timeline li[data-event="a2"] .preview').innerText()).toBe(EMOJI);
     // Tool names, arguments and results are stored text too.
-    expect(await page.locator('#timeline li[data-event="c1"] .preview').innerText()).toBe('→ look⟨U+200B⟩up({"q":"⟨U+2067⟩x⟨U+2069⟩"})');
-    expect(await page.locator('#timeline li[data-event="t1"] .preview').innerText()).toBe('look⟨U+200B⟩up: found ⟨U+202D⟩it');
+    expect(await ui.page.locator('#timeline li[data-event="c1"] .preview').innerText()).toBe('→ look⟨U+200B⟩up({"q":"⟨U+2067⟩x⟨U+2069⟩"})');
+    expect(await ui.page.locator('#timeline li[data-event="t1"] .preview').innerText()).toBe('look⟨U+200B⟩up: found ⟨U+202D⟩it');
   });
 
   itInPage('isolates a stored value: the page text after a Hebrew id stays after it', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[0]}`);
-    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[0]}`);
+    await ui.page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
     const item = `#diff li[data-event="${HEBREW_ID}"] .muted`;
-    const text = await page.locator(item).first().innerText();
+    const text = await ui.page.locator(item).first().innerText();
     const tokens = text.match(/· (\d+) cl100k_base/)![1];
-    const hebrew = await charLefts(page, item, HEBREW_ID);
-    const after = await charLefts(page, item, `· ${tokens} cl100k_base`);
+    const hebrew = await charLefts(ui.page, item, HEBREW_ID);
+    const after = await charLefts(ui.page, item, `· ${tokens} cl100k_base`);
     // "· 5 cl100k_base" follows the id on screen (without isolation the number runs into the Hebrew and shows left of it).
     expect(Math.min(...after)).toBeGreaterThan(Math.max(...hebrew));
     expect(after).toEqual([...after].sort((a, b) => a - b));
   });
 
   itInPage('heads the timeline with log entries, conversation events and decision events counted apart', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    await page.locator('#timeline').waitFor();
-    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
-    const { data: summary } = await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION } } });
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}`);
+    await ui.page.locator('#timeline').waitFor();
+    const { data: log } = await ui.client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
+    const { data: summary } = await ui.client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION } } });
     const conversation = log!.events.filter((e) => e.type === 'ConversationEventAppended').length;
     const decisions = log!.events.filter((e) => ['EventsArchived', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed'].includes(e.type)).length;
     expect(conversation).toBe(summary!.eventCount);
     expect(decisions).toBe(6);
-    const heading = await page.locator('#timeline').locator('xpath=..').locator('h2').innerText();
+    const heading = await ui.page.locator('#timeline').locator('xpath=..').locator('h2').innerText();
     expect(heading).toBe(`Log timeline (${log!.events.length} log entries: ${conversation} conversation events, ${decisions} decision events)`);
     // The facts line names the same count with the same words.
-    expect(await page.locator('dl.facts').first().innerText()).toContain(`conversation events\n${summary!.eventCount}`);
+    expect(await ui.page.locator('dl.facts').first().innerText()).toContain(`conversation events\n${summary!.eventCount}`);
   });
 
   itInPage(
@@ -192,22 +175,22 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     async () => {
       const path = { sessionId: 'noop-audit' };
       const policy = { strategy: { type: 'token-count', maxTokens: 1000 }, trigger: { type: 'token-count', threshold: 50 }, estimator: 'chars' } as const;
-      expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
-      await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] } });
+      expect((await ui.client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+      await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] } });
       let recorded: string | undefined;
       for (let i = 0; i < 100 && !recorded; i++) {
-        const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
+        const { data } = await ui.client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
         recorded = data?.compactions[0]?.compactionId;
         if (!recorded) await new Promise((r) => setTimeout(r, 50));
       }
       expect(recorded).toBeDefined();
-      await page.goto(`${harness.baseUrl}/ui#/s/noop-audit`);
-      await page.locator('#timeline').waitFor();
-      expect(await page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
-      expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/noop-audit`);
+      await ui.page.locator('#timeline').waitFor();
+      expect(await ui.page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
+      expect(await ui.page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
         /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
       );
-      expect(await page.locator('dl.facts').first().innerText()).toMatch(
+      expect(await ui.page.locator('dl.facts').first().innerText()).toMatch(
         /compactions\n0 compacted, 0 failed, 1 recorded noop \(1 in the list\)\s*trigger still fires/,
       );
     },
@@ -219,26 +202,26 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     const answer = (w: string) => ({ id: `r${w}`, type: 'tool', responses: [{ toolCallId: `call${w}`, name: 'f', data: 'ok' }] });
     // two writers: each answer lands after the other's next user message, which pins the session from the first call on
     const events = [{ id: 'uA', type: 'user', text: 'task A' }, call('A'), { id: 'uB', type: 'user', text: 'task B' }, call('B'), answer('A')];
-    for (const e of events) await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [e] as never } });
+    for (const e of events) await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [e] as never } });
     const policy = { strategy: { type: 'turn-window', maxTurns: 1 }, trigger: { type: 'turn-count', maxTurns: 1 } } as const;
-    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
-    await client.POST('/v1/sessions/{sessionId}/events', {
+    expect((await ui.client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path },
       body: { events: [{ id: 'uC', type: 'user', text: 'task C' }, answer('B')] as never },
     });
     let recorded: { compactionId: string; toolCallId: string | null } | undefined;
     for (let i = 0; i < 100 && !recorded; i++) {
-      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
+      const { data } = await ui.client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
       recorded = data?.compactions[0];
       if (!recorded) await new Promise((r) => setTimeout(r, 50));
     }
     expect(recorded).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'callA', eventId: 'cA' });
-    await page.goto(`${harness.baseUrl}/ui#/s/pinned-audit`);
-    await page.locator('#timeline').waitFor();
-    expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(/, open-tool-call \(tool call callA\)/);
-    await page.goto(`${harness.baseUrl}/ui#/s/pinned-audit/c/${recorded!.compactionId}`);
-    await page.locator('#held-back-by').waitFor();
-    expect(await page.locator('#held-back-by').innerText()).toBe('tool call callA in event cA');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/pinned-audit`);
+    await ui.page.locator('#timeline').waitFor();
+    expect(await ui.page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(/, open-tool-call \(tool call callA\)/);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/pinned-audit/c/${recorded!.compactionId}`);
+    await ui.page.locator('#held-back-by').waitFor();
+    expect(await ui.page.locator('#held-back-by').innerText()).toBe('tool call callA in event cA');
   });
 
   itInPage('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {
@@ -247,12 +230,12 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
       type: i % 2 ? 'assistant' : 'user',
       text,
     }));
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+    await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
     const strategy = { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } as const;
-    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+    const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
     expect(data!.outcome).toBe('failed');
-    await page.goto(`${harness.baseUrl}/ui#/s/failed-audit/c/${data!.compactionId}`);
-    const facts = page.locator('#diff dl.facts');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/failed-audit/c/${data!.compactionId}`);
+    const facts = ui.page.locator('#diff dl.facts');
     await facts.waitFor();
     const ms = /duration\n([\d,]+) ms until it failed/.exec(await facts.innerText())?.[1];
     expect(Number(ms?.replace(/,/g, ''))).toBeGreaterThanOrEqual(FAILING_AFTER_MS);
@@ -267,7 +250,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
       type: i % 2 ? 'assistant' : 'user',
       text,
     }));
-    await client.POST('/v1/sessions/{sessionId}/events', {
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path },
       body: {
         events: [
@@ -279,7 +262,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     });
     // Nothing to cut (4 real events, 10 kept): no summary, and sys-a, superseded by sys-b, archived.
     const nothingToCut = (
-      await client.POST('/v1/sessions/{sessionId}/compactions', {
+      await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
         params: { path },
         body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 10, overlapSize: 0 } },
       })
@@ -288,9 +271,9 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(nothingToCut.archived).toEqual(['sys-a']);
     expect(nothingToCut.summary ?? null).toBeNull();
     // A failed pass (the summarizer is down for MODEL_DOWN) still archives sys-b, which sys-c supersedes (DESIGN §3.7).
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 'sys-c', type: 'system', text: 'Newest policy.' }] } });
+    await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 'sys-c', type: 'system', text: 'Newest policy.' }] } });
     const failed = (
-      await client.POST('/v1/sessions/{sessionId}/compactions', {
+      await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
         params: { path },
         body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } },
       })
@@ -302,74 +285,74 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
       [nothingToCut, 'sys-a'],
       [failed, 'sys-b'],
     ] as const) {
-      await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}/c/${pass.compactionId}`);
-      await page.locator(`#diff[data-compaction="${pass.compactionId}"]`).waitFor();
-      const before = page.locator(`#diff li[data-event="${id}"][data-change=archived]`);
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}/c/${pass.compactionId}`);
+      await ui.page.locator(`#diff[data-compaction="${pass.compactionId}"]`).waitFor();
+      const before = ui.page.locator(`#diff li[data-event="${id}"][data-change=archived]`);
       expect(await before.locator('.kind').textContent()).toBe('system · superseded');
       expect(await before.locator('.superseded-note').textContent()).toBe(` ${why}`);
       const tokens = (
-        await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: { sessionId, compactionId: pass.compactionId! } } })
+        await ui.client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: { sessionId, compactionId: pass.compactionId! } } })
       ).data!.before.events.find((e) => e.id === id)!.tokens;
       expect(pass.tokensEstimatedSaved).toBe(tokens);
-      expect(await page.locator('#saved').innerText()).toBe(
+      expect(await ui.page.locator('#saved').innerText()).toBe(
         `${tokens} ${pass.estimator}, of which ${tokens} for a superseded system message the model was no longer sent (a newer one replaced it; not sent in the OpenAI rendering)`,
       );
       // The timeline: the row "archived by" it, and the compaction's row.
-      expect(await page.locator(`#timeline li[data-event="${id}"]`).innerText()).toContain(`archived by ${pass.compactionId!.slice(0, 8)}… ${why}`);
-      expect(await page.locator(`#timeline li[data-compaction="${pass.compactionId}"]`).innerText()).toContain(
+      expect(await ui.page.locator(`#timeline li[data-event="${id}"]`).innerText()).toContain(`archived by ${pass.compactionId!.slice(0, 8)}… ${why}`);
+      expect(await ui.page.locator(`#timeline li[data-compaction="${pass.compactionId}"]`).innerText()).toContain(
         '1 archived (of which a superseded system message: a newer one replaced it, not sent to the model)',
       );
     }
     // A real event a pass cut is not called one.
-    expect(await page.locator('#timeline li[data-event="q0"] .superseded-note').count()).toBe(0);
+    expect(await ui.page.locator('#timeline li[data-event="q0"] .superseded-note').count()).toBe(0);
   });
 
   // newcomer ncui69 F6: a valid 128-character id pushed the list's columns off screen and clipped the session page's heading.
   itInPage('wraps a 128-character session id: at 1280 px the list’s last column and the whole heading are on screen', async () => {
     const longId = `x${'L'.repeat(127)}`;
-    await client.POST('/v1/sessions/{sessionId}/events', {
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path: { sessionId: longId } },
       body: { events: [{ id: 'l1', type: 'user', text: 'a session with a long id' }] },
     });
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await ui.page.setViewportSize({ width: 1280, height: 900 });
     try {
-      await page.goto(`${harness.baseUrl}/ui#/`);
-      await page.locator(`#sessions a[href="#/s/${longId}"]`).waitFor();
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+      await ui.page.locator(`#sessions a[href="#/s/${longId}"]`).waitFor();
       /** The right edges of the elements, and the viewport's width without its scroll bar. */
       const edges = (selector: string) =>
-        page.$$eval(selector, (els) => ({
+        ui.page.$$eval(selector, (els) => ({
           rights: els.map((el) => el.getBoundingClientRect().right),
           width: (els[0]?.ownerDocument.documentElement.clientWidth as number) ?? 0,
         }));
       const list = await edges('#sessions tr > :last-child');
       expect(list.rights.length).toBeGreaterThan(1);
       for (const right of list.rights) expect(right).toBeLessThanOrEqual(list.width);
-      await page.goto(`${harness.baseUrl}/ui#/s/${longId}`);
-      await page.locator('#session-title').waitFor();
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${longId}`);
+      await ui.page.locator('#session-title').waitFor();
       const heading = await edges('#session-title');
       expect(heading.rights[0]).toBeLessThanOrEqual(heading.width);
       // the heading's text is not clipped inside it either
-      expect(await page.locator('#session-title').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+      expect(await ui.page.locator('#session-title').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     } finally {
-      await page.setViewportSize({ width: 1440, height: 1000 });
+      await ui.page.setViewportSize({ width: 1440, height: 1000 });
     }
   });
 
   itInPage('says a link opens no page and which links do, instead of opening the session and ignoring the rest', async () => {
     const opened = async (hash: string) => {
       // A fresh load each time: the first render of a link the page cannot open shows its error in place of the page.
-      await page.goto('about:blank');
-      await page.goto(`${harness.baseUrl}/ui${hash}`);
-      await page.locator('#session-title, #page-error').first().waitFor();
-      return (await page.locator('#page-error').count())
-        ? await page.locator('#page-error').innerText()
-        : `session ${await page.locator('#session-title').innerText()}`;
+      await ui.page.goto('about:blank');
+      await ui.page.goto(`${ui.harness.baseUrl}/ui${hash}`);
+      await ui.page.locator('#session-title, #page-error').first().waitFor();
+      return (await ui.page.locator('#page-error').count())
+        ? await ui.page.locator('#page-error').innerText()
+        : `session ${await ui.page.locator('#session-title').innerText()}`;
     };
     const sessionLinks = "a session's links are #/s/<session id>, followed by /c/<compaction id>, /e/<event id> or /r/<revision>";
     for (const hash of [`#/s/${SESSION}/r/-1`, `#/s/${SESSION}/y`, `#/s/${SESSION}/c/`, `#/s/${SESSION}/r/1/x`]) {
       const shown = await opened(hash);
       expect(shown).toContain(`This link opens no page: ${hash}: ${sessionLinks}`);
-      expect(await page.locator('#page-error a[href="#/"]').count()).toBe(1);
+      expect(await ui.page.locator('#page-error a[href="#/"]').count()).toBe(1);
     }
     expect(await opened('#/s/..')).toContain('#/s/..: ".." is not a session id');
     expect(await opened('#/s/%2E')).toContain('"." is not a session id');
@@ -381,63 +364,61 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
 
   itInPage('draws no chart axes for a session without a window: it says there is none', async () => {
     const path = { sessionId: 'policy-only' };
-    const set = await client.PUT('/v1/sessions/{sessionId}/policy', {
+    const set = await ui.client.PUT('/v1/sessions/{sessionId}/policy', {
       params: { path },
       body: { strategy: { type: 'sliding-window', maxEvents: 10 }, trigger: { type: 'token-count', threshold: 6000 } } as never,
     });
     expect(set.response.status).toBeLessThan(300);
-    await page.goto(`${harness.baseUrl}/ui#/s/policy-only`);
-    await page.locator('#chart').waitFor();
-    expect(await page.locator('#chart svg').count()).toBe(0);
-    expect(await page.locator('#chart').innerText()).toBe('No window yet.');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/policy-only`);
+    await ui.page.locator('#chart').waitFor();
+    expect(await ui.page.locator('#chart svg').count()).toBe(0);
+    expect(await ui.page.locator('#chart').innerText()).toBe('No window yet.');
   });
 
   itInPage('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
-    const alert = page.locator('#diff-slot [role=alert]');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
+    const alert = ui.page.locator('#diff-slot [role=alert]');
     await alert.waitFor();
-    const { error, response } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', {
+    const { error, response } = await ui.client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', {
       params: { path: { sessionId: SESSION, compactionId: 'not-a-compaction' } },
     });
     expect(response.status).toBe(404);
     expect(await alert.innerText()).toContain(error!.message);
-    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
-    expect(await page.locator('#timeline li').count()).toBeGreaterThan(5);
-    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
+    expect(await ui.page.locator('#session-title').innerText()).toBe(SESSION);
+    expect(await ui.page.locator('#timeline li').count()).toBeGreaterThan(5);
+    expect(await ui.page.locator('#compactions tbody tr').count()).toBe(2);
   });
 
   itInPage('with the service stopped, shows the failure in place with a Retry that works once it answers again', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    await page.locator('#timeline').waitFor();
-    const timelineBefore = await page.locator('#timeline').innerText();
-    const port = new URL(harness.baseUrl).port;
-    await harness.stop();
-    running = false;
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}`);
+    await ui.page.locator('#timeline').waitFor();
+    const timelineBefore = await ui.page.locator('#timeline').innerText();
+    const port = new URL(ui.harness.baseUrl).port;
+    await ui.stopService();
 
-    await page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
-    const alert = page.locator('#diff-slot [role=alert]');
+    await ui.page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
+    const alert = ui.page.locator('#diff-slot [role=alert]');
     await alert.waitFor();
-    expect(await alert.innerText()).toContain(`does not answer at ${harness.baseUrl}: is it running?`);
-    expect(await page.locator('#timeline').innerText()).toBe(timelineBefore);
-    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+    expect(await alert.innerText()).toContain(`does not answer at ${ui.harness.baseUrl}: is it running?`);
+    expect(await ui.page.locator('#timeline').innerText()).toBe(timelineBefore);
+    expect(await ui.page.locator('#session-title').innerText()).toBe(SESSION);
 
     // Going to the session list while it is down keeps this page too, with the error in a banner.
-    await page.locator('a[href="#/"]').first().click();
-    const banner = page.locator('#banner [role=alert]');
+    await ui.page.locator('a[href="#/"]').first().click();
+    const banner = ui.page.locator('#banner [role=alert]');
     await banner.waitFor();
     expect(await banner.innerText()).toContain('is it running?');
-    expect(await page.locator('#timeline').innerText()).toBe(timelineBefore);
-    await page.goBack();
-    await page.locator('#banner').waitFor({ state: 'hidden' });
+    expect(await ui.page.locator('#timeline').innerText()).toBe(timelineBefore);
+    await ui.page.goBack();
+    await ui.page.locator('#banner').waitFor({ state: 'hidden' });
     await alert.waitFor();
 
     // Started again on the same port and data: Retry shows the compaction.
-    const again = await startService({ dataDir: harness.dataDir });
+    const again = await startService({ dataDir: ui.harness.dataDir });
     await again.service.app.listen(Number(port), '127.0.0.1');
-    harness = { ...harness, ...again };
-    running = true;
-    await page.locator('#diff-slot button', { hasText: 'Retry' }).click();
-    await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
-    expect(await page.locator('#diff-slot [role=alert]').count()).toBe(0);
+    ui.replaceHarness({ ...ui.harness, ...again });
+    await ui.page.locator('#diff-slot button', { hasText: 'Retry' }).click();
+    await ui.page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
+    expect(await ui.page.locator('#diff-slot [role=alert]').count()).toBe(0);
   });
 });

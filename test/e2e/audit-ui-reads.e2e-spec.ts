@@ -17,10 +17,9 @@
  *  - while a session is read, a loading line says so above the page still on screen.
  * Open mode; the slow reads are held by route handlers (no timing assertions). Runs in about 20 s.
  */
-import type { Browser, Page, Route } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import type { Page, Route } from 'playwright-core';
+import { describeWithChromium, PAGE_VIEWPORT } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 /** Sessions written for the list (more than one page of 100). */
 const LISTED = 102;
@@ -99,17 +98,11 @@ function gate(): { promise: Promise<void>; open: () => void } {
 }
 
 describeWithChromium('audit page in a browser: reads and units', () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
+  const ui = useAuditPage();
+  const { itInPage } = ui;
 
   const append = async (sessionId: string, events: object[], userId?: string) => {
-    const { response } = await client.POST('/v1/sessions/{sessionId}/events', {
+    const { response } = await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path: { sessionId } },
       body: { events: events as never, ...(userId ? { userId } : {}) },
     });
@@ -125,20 +118,18 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
-      const { data } = await client.GET('/v1/sessions', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
+      const { data } = await ui.client.GET('/v1/sessions', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
       ids.push(...data!.sessions.map((s) => s.sessionId));
       cursor = data!.nextCursor;
     } while (cursor);
     return ids;
   };
   const openList = async () => {
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.locator('#sessions tbody tr').first().waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+    await ui.page.locator('#sessions tbody tr').first().waitFor();
   };
 
   beforeAll(async () => {
-    harness = await startListeningService();
-    client = harness.client();
     for (let i = 0; i < LISTED; i += 10) {
       await Promise.all(
         Array.from({ length: Math.min(10, LISTED - i) }, (_, j) =>
@@ -146,12 +137,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
         ),
       );
     }
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
-  });
 
   itInPage(
     'opens a session of 130,000 log entries (no call-stack overflow in the chart)',
@@ -181,10 +167,10 @@ describeWithChromium('audit page in a browser: reads and units', () => {
         return realFetch(input, init);
       };
     })();`;
-      const stubbed = await browser.newPage({ viewport: PAGE_VIEWPORT });
+      const stubbed = await ui.browser.newPage({ viewport: PAGE_VIEWPORT });
       try {
         await stubbed.addInitScript({ content: stub });
-        await stubbed.goto(`${harness.baseUrl}/ui#/s/huge-stub`);
+        await stubbed.goto(`${ui.harness.baseUrl}/ui#/s/huge-stub`);
         await stubbed.locator('#session-title, #page-error').first().waitFor({ timeout: 60_000 });
         expect(await stubbed.locator('#page-error').count()).toBe(0);
         expect(await stubbed.locator('#session-title').innerText()).toBe('huge-stub');
@@ -215,9 +201,9 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     };
 
     beforeAll(async () => {
-      huge = await browser.newPage({ viewport: PAGE_VIEWPORT });
+      huge = await ui.browser.newPage({ viewport: PAGE_VIEWPORT });
       await huge.addInitScript({ content: hugeTimelineStub });
-      await huge.goto(`${harness.baseUrl}/ui#/s/huge-timeline`);
+      await huge.goto(`${ui.harness.baseUrl}/ui#/s/huge-timeline`);
       // Reading 130 log pages takes from 10 s to 40 s on a busy machine.
       await huge.locator('#session-title, #page-error').first().waitFor({ timeout: 120_000 });
     }, 150_000);
@@ -335,36 +321,36 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const expected = await allSessions();
     expect(expected.length).toBeGreaterThan(100);
     await openList();
-    const count = page.locator('#session-count');
+    const count = ui.page.locator('#session-count');
     expect(await count.innerText()).toBe('100 loaded, more available');
     // A search text filters the loaded sessions: how many of them match.
-    await page.locator('input[name=search]').fill('listed-1');
-    const matching = await page.locator('#sessions tbody tr').count();
+    await ui.page.locator('input[name=search]').fill('listed-1');
+    const matching = await ui.page.locator('#sessions tbody tr').count();
     expect(matching).toBeGreaterThan(0);
     expect(await count.innerText()).toBe(`${matching} of 100 loaded match, more available`);
-    await page.locator('input[name=search]').fill('');
-    await page.locator('#more').click();
-    await page.locator('#more').waitFor({ state: 'hidden' });
+    await ui.page.locator('input[name=search]').fill('');
+    await ui.page.locator('#more').click();
+    await ui.page.locator('#more').waitFor({ state: 'hidden' });
     expect(await count.innerText()).toBe(`${expected.length} loaded, all listed`);
   });
 
   // ncaudit64 F1: a session written between the pages moved to the front, past the pages read, and the count said "all listed".
   itInPage('lists a session written while the list is paged, first, when the last page is read: "all listed" holds', async () => {
     await openList();
-    expect(await page.locator('#session-count').innerText()).toBe('100 loaded, more available');
-    const listedFirst = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    expect(await ui.page.locator('#session-count').innerText()).toBe('100 loaded, more available');
+    const listedFirst = await ui.page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
     // a session of the next page, not read yet: written to, it moves before the first page and is on no later one
     const written = (await allSessions()).find((id) => !listedFirst.includes(id))!;
     await append(written, [{ type: 'user', text: 'written while the list is paged' }]);
-    await page.locator('#more').click();
-    await page.locator('#more').waitFor({ state: 'hidden' });
+    await ui.page.locator('#more').click();
+    await ui.page.locator('#more').waitFor({ state: 'hidden' });
     const expected = await allSessions();
-    const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    const ids = await ui.page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
     expect(ids).toEqual(expected);
     expect(ids[0]).toBe(written);
-    expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
+    expect(await ui.page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
     // the focus, on "Load more" when it hid, goes to the first row this read listed: the one written meanwhile (newcomer ncrecheck64 F3)
-    expect(await page.evaluate("document.activeElement?.getAttribute('data-session')")).toBe(written);
+    expect(await ui.page.evaluate("document.activeElement?.getAttribute('data-session')")).toBe(written);
   });
 
   itInPage('lists each session once when "Load more" is clicked twice while its page is read', async () => {
@@ -381,23 +367,23 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await route.continue();
     };
     const finished = (r: { url(): string }) => void (r.url().includes('cursor=') && answered++);
-    page.on('requestfinished', finished);
-    await page.route(/\/v1\/sessions\?.*cursor=/, slow);
+    ui.page.on('requestfinished', finished);
+    await ui.page.route(/\/v1\/sessions\?.*cursor=/, slow);
     try {
-      await page.locator('#more').dblclick();
+      await ui.page.locator('#more').dblclick();
       held.open();
-      await page.locator('#more').waitFor({ state: 'hidden' });
+      await ui.page.locator('#more').waitFor({ state: 'hidden' });
       // Every page asked for (one, or two on a double read) answered and drawn.
       for (let i = 0; i < 100 && answered < asked; i++) await new Promise((r) => setTimeout(r, 20));
-      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
-      const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+      await ui.page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+      const ids = await ui.page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
       expect(ids.length).toBe(new Set(ids).size);
       expect(new Set(ids)).toEqual(new Set(expected));
-      expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
+      expect(await ui.page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
     } finally {
       held.open();
-      page.off('requestfinished', finished);
-      await page.unroute(/\/v1\/sessions\?.*cursor=/, slow);
+      ui.page.off('requestfinished', finished);
+      await ui.page.unroute(/\/v1\/sessions\?.*cursor=/, slow);
     }
   });
 
@@ -411,39 +397,39 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await route.continue();
     };
     const finished = (r: { url(): string }) => void (r.url().includes('cursor=') && moreAnswered());
-    page.on('requestfinished', finished);
-    await page.route(/\/v1\/sessions\?.*cursor=/, hold);
+    ui.page.on('requestfinished', finished);
+    await ui.page.route(/\/v1\/sessions\?.*cursor=/, hold);
     const ofUser1 = Array.from({ length: LISTED }, (_, i) => i).filter((i) => i % 3 === 1).length;
     try {
-      await page.locator('#more').click();
-      await page.locator('input[name=userId]').fill('user1');
-      await page.locator('form button[type=submit]').first().click();
+      await ui.page.locator('#more').click();
+      await ui.page.locator('input[name=userId]').fill('user1');
+      await ui.page.locator('form button[type=submit]').first().click();
       // The filtered list is drawn (the count beside the filter, '#session-count', is the page's own).
-      await page
+      await ui.page
         .locator('#sessions tbody tr')
         .nth(ofUser1 - 1)
         .waitFor();
-      await page.locator('#sessions tbody tr').nth(ofUser1).waitFor({ state: 'detached' });
+      await ui.page.locator('#sessions tbody tr').nth(ofUser1).waitFor({ state: 'detached' });
       held.open();
       await moreDone;
-      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
-      const users = await page.locator('#sessions tbody tr td:nth-child(2)').allInnerTexts();
+      await ui.page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+      const users = await ui.page.locator('#sessions tbody tr td:nth-child(2)').allInnerTexts();
       expect(users.length).toBeGreaterThan(0);
       expect(users.filter((u) => u !== 'user1')).toEqual([]);
       expect(users.length).toBe(ofUser1);
-      expect(await page.locator('#session-count').innerText()).toBe(`${ofUser1} loaded, all listed`);
+      expect(await ui.page.locator('#session-count').innerText()).toBe(`${ofUser1} loaded, all listed`);
     } finally {
       held.open();
-      page.off('requestfinished', finished);
-      await page.unroute(/\/v1\/sessions\?.*cursor=/, hold);
+      ui.page.off('requestfinished', finished);
+      await ui.page.unroute(/\/v1\/sessions\?.*cursor=/, hold);
     }
   });
 
   itInPage('pages recall hits with "More hits", marks the first mention, and drops the answer of an earlier search', async () => {
     const sessionId = 'recall-pages';
     await append(sessionId, turns('r', 23, 'zephyr'));
-    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
-    await page.locator('#timeline').waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
+    await ui.page.locator('#timeline').waitFor();
     // A first search held until a second one is answered: its late answer must not replace the second's.
     const held = gate();
     let earlierAnswered!: () => void;
@@ -453,52 +439,52 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await route.continue();
     };
     const finished = (r: { url(): string }) => void (r.url().includes('q=lorem') && earlierAnswered());
-    page.on('requestfinished', finished);
-    await page.route(/\/v1\/recall\?q=lorem/, hold);
+    ui.page.on('requestfinished', finished);
+    await ui.page.route(/\/v1\/recall\?q=lorem/, hold);
     try {
-      await page.locator('#recall input[name=recall]').fill('lorem');
-      await page.locator('#recall button[type=submit]').click();
-      await page.locator('#recall input[name=recall]').fill('zephyr');
-      await page.locator('#recall button[type=submit]').click();
-      await page.locator('#recall-results li[data-event]').first().waitFor();
+      await ui.page.locator('#recall input[name=recall]').fill('lorem');
+      await ui.page.locator('#recall button[type=submit]').click();
+      await ui.page.locator('#recall input[name=recall]').fill('zephyr');
+      await ui.page.locator('#recall button[type=submit]').click();
+      await ui.page.locator('#recall-results li[data-event]').first().waitFor();
       held.open();
       await earlierDone;
-      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+      await ui.page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
     } finally {
       held.open();
-      page.off('requestfinished', finished);
-      await page.unroute(/\/v1\/recall\?q=lorem/, hold);
+      ui.page.off('requestfinished', finished);
+      await ui.page.unroute(/\/v1\/recall\?q=lorem/, hold);
     }
-    const hits = page.locator('#recall-results li[data-event]');
+    const hits = ui.page.locator('#recall-results li[data-event]');
     // Only the second search's hits (the user questions ru…), not the held first one's answers (ra…).
     expect((await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).filter((id) => !id!.startsWith('ru'))).toEqual([]);
     expect(await hits.count()).toBe(20);
-    expect(await page.locator('#recall-status').innerText()).toBe('20 hits shown; more follow (searched in this session only)');
+    expect(await ui.page.locator('#recall-status').innerText()).toBe('20 hits shown; more follow (searched in this session only)');
     // The API answers the first mention first; the page marks it.
     const first = hits.first();
     expect(await first.getAttribute('data-event')).toBe('ru0');
     expect(await first.getAttribute('class')).toContain('first-mention');
     expect(await first.innerText()).toContain('first mention');
-    expect(await page.locator('#recall-results li.first-mention').count()).toBe(1);
-    await page.locator('#recall-more').click();
-    await page.locator('#recall-more').waitFor({ state: 'hidden' });
+    expect(await ui.page.locator('#recall-results li.first-mention').count()).toBe(1);
+    await ui.page.locator('#recall-more').click();
+    await ui.page.locator('#recall-more').waitFor({ state: 'hidden' });
     const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(ids.length).toBe(23);
     expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `ru${i}`)));
-    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
+    expect(await ui.page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
   itInPage('starts the search again from its first page, saying so, when "More hits" sends a cursor of another release (cursor_expired)', async () => {
     const sessionId = 'recall-upgraded';
     await append(sessionId, turns('u', 23, 'quokka'));
-    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
-    await page.locator('#timeline').waitFor();
-    const hits = page.locator('#recall-results li[data-event]');
-    await page.locator('#recall input[name=recall]').fill('quokka');
-    await page.locator('#recall button[type=submit]').click();
-    await page.locator('#recall-status', { hasText: '20 hits shown; more follow' }).waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
+    await ui.page.locator('#timeline').waitFor();
+    const hits = ui.page.locator('#recall-results li[data-event]');
+    await ui.page.locator('#recall input[name=recall]').fill('quokka');
+    await ui.page.locator('#recall button[type=submit]').click();
+    await ui.page.locator('#recall-status', { hasText: '20 hits shown; more follow' }).waitFor();
     // The words in the box change, not searched: the search started again is the one sent.
-    await page.locator('#recall input[name=recall]').fill('lorem');
+    await ui.page.locator('#recall input[name=recall]').fill('lorem');
     // The next page's cursor as the release before this one wrote it (format version 1), as after an upgrade between the pages.
     const refused: string[] = [];
     const olderCursor = async (route: Route) => {
@@ -509,29 +495,29 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       refused.push(`${response.status()} ${((await response.json()) as { code: string }).code}`);
       await route.fulfill({ response });
     };
-    await page.route(/\/v1\/recall\?.*cursor=/, olderCursor, { times: 1 });
+    await ui.page.route(/\/v1\/recall\?.*cursor=/, olderCursor, { times: 1 });
     try {
-      await page.locator('#recall-more').click();
+      await ui.page.locator('#recall-more').click();
       // The search started again, or (as before) the refusal shown as an error.
-      await page.locator('#recall-status:has-text("search started again"), #recall-results .error-box').first().waitFor();
+      await ui.page.locator('#recall-status:has-text("search started again"), #recall-results .error-box').first().waitFor();
     } finally {
-      await page.unroute(/\/v1\/recall\?.*cursor=/, olderCursor);
+      await ui.page.unroute(/\/v1\/recall\?.*cursor=/, olderCursor);
     }
     expect(refused).toEqual(['400 cursor_expired']);
-    expect(await page.locator('#recall-results .error-box').count()).toBe(0);
-    expect(await page.locator('#recall-status').innerText()).toBe(
+    expect(await ui.page.locator('#recall-results .error-box').count()).toBe(0);
+    expect(await ui.page.locator('#recall-status').innerText()).toBe(
       'the service was upgraded; search started again: 20 hits shown; more follow (searched in this session only)',
     );
     // The first page of the same search, once; then its pages as usual.
     const firstPage = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(firstPage.length).toBe(20);
     expect(firstPage.every((id) => id!.startsWith('uu'))).toBe(true);
-    await page.locator('#recall-more').click();
-    await page.locator('#recall-more').waitFor({ state: 'hidden' });
+    await ui.page.locator('#recall-more').click();
+    await ui.page.locator('#recall-more').waitFor({ state: 'hidden' });
     const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `uu${i}`)));
     expect(ids.length).toBe(23);
-    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
+    expect(await ui.page.locator('#recall-status').innerText()).toBe('23 hits, all shown (searched in this session only)');
   });
 
   itInPage('shows one state per page load: the log and compactions cut at the summary’s revision while a writer goes on', async () => {
@@ -539,9 +525,9 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const path = { sessionId };
     const strategy = { type: 'sliding-window', maxEvents: 4 } as const;
     await append(sessionId, turns('a', 5));
-    expect((await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } })).data!.outcome).toBe('compacted');
+    expect((await ui.client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } })).data!.outcome).toBe('compacted');
     await append(sessionId, turns('b', 3));
-    const { data: before } = await client.GET('/v1/sessions/{sessionId}', { params: { path } });
+    const { data: before } = await ui.client.GET('/v1/sessions/{sessionId}', { params: { path } });
 
     // The summary is answered as it was; then, before the log is read, more events and a second
     // compaction (archiving events of the summary's revision) land.
@@ -557,7 +543,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await summaryRead.promise;
       writing ??= (async () => {
         await append(sessionId, turns('c', 3));
-        const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+        const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
         expect(data!.outcome).toBe('compacted');
         written.open();
       })();
@@ -571,104 +557,104 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const isSummary = (url: URL) => url.pathname === `/v1/sessions/${sessionId}`;
     const isLog = (url: URL) => url.pathname === `/v1/sessions/${sessionId}/events`;
     const isHistory = (url: URL) => url.pathname === `/v1/sessions/${sessionId}/compactions`;
-    await page.route(isSummary, onSummary);
-    await page.route(isLog, onLog);
-    await page.route(isHistory, onHistory);
+    await ui.page.route(isSummary, onSummary);
+    await ui.page.route(isLog, onLog);
+    await ui.page.route(isHistory, onHistory);
     try {
-      await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
-      await page.locator('#timeline').waitFor();
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
+      await ui.page.locator('#timeline').waitFor();
     } finally {
-      await page.unroute(isSummary, onSummary);
-      await page.unroute(isLog, onLog);
-      await page.unroute(isHistory, onHistory);
+      await ui.page.unroute(isSummary, onSummary);
+      await ui.page.unroute(isLog, onLog);
+      await ui.page.unroute(isHistory, onHistory);
     }
-    const { data: after } = await client.GET('/v1/sessions/{sessionId}', { params: { path } });
+    const { data: after } = await ui.client.GET('/v1/sessions/{sessionId}', { params: { path } });
     expect(BigInt(after!.revision)).toBeGreaterThan(BigInt(before!.revision));
     expect(after!.compactionCount).toBe(2);
 
-    const facts = await page.locator('dl.facts').first().innerText();
+    const facts = await ui.page.locator('dl.facts').first().innerText();
     expect(facts).toContain(`revision\n${before!.revision}`);
     expect(facts).toContain(`conversation events\n${before!.eventCount}`);
-    const revisions = await page.locator('#timeline > li > .muted:first-child').allInnerTexts();
+    const revisions = await ui.page.locator('#timeline > li > .muted:first-child').allInnerTexts();
     expect(Math.max(...revisions.map((r) => Number(r.replace('#', ''))))).toBe(Number(before!.revision));
-    expect(await page.locator('#timeline li[data-event^="c"]').count()).toBe(0);
-    expect(await page.locator('#timeline-heading').innerText()).toContain(`${before!.eventCount} conversation events`);
-    expect(await page.locator('#compactions tbody tr').count()).toBe(before!.compactionCount);
-    expect(await page.locator('#chart svg line.mark').count()).toBe(before!.compactionCount);
+    expect(await ui.page.locator('#timeline li[data-event^="c"]').count()).toBe(0);
+    expect(await ui.page.locator('#timeline-heading').innerText()).toContain(`${before!.eventCount} conversation events`);
+    expect(await ui.page.locator('#compactions tbody tr').count()).toBe(before!.compactionCount);
+    expect(await ui.page.locator('#chart svg line.mark').count()).toBe(before!.compactionCount);
     // As of that revision, only the first compaction had archived anything.
-    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } });
+    const { data: log } = await ui.client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } });
     const firstCompaction = log!.events.find((e) => e.type === 'CompactionCompleted')!.compactionId;
     const archivedThen = log!.events.filter((e) => e.archived && e.archivedBy === firstCompaction && BigInt(e.revision) <= BigInt(before!.revision));
     const archivedLater = log!.events.filter((e) => e.archived && e.archivedBy !== firstCompaction && BigInt(e.revision) <= BigInt(before!.revision));
     expect(archivedLater.length).toBeGreaterThan(0);
-    const shownArchived = await page.locator('#timeline li.archived[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    const shownArchived = await ui.page.locator('#timeline li.archived[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(shownArchived.sort()).toEqual(archivedThen.map((e) => e.eventId).sort());
-    expect(await page.locator('#as-of').innerText()).toContain(`As of revision ${before!.revision},`);
+    expect(await ui.page.locator('#as-of').innerText()).toContain(`As of revision ${before!.revision},`);
 
     // "read again" reads the session as it is now.
-    await page.locator('#as-of a').click();
-    await page.locator('#as-of', { hasText: `As of revision ${after!.revision},` }).waitFor();
-    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
+    await ui.page.locator('#as-of a').click();
+    await ui.page.locator('#as-of', { hasText: `As of revision ${after!.revision},` }).waitFor();
+    expect(await ui.page.locator('#compactions tbody tr').count()).toBe(2);
   });
 
   itInPage('names the estimator of every token figure and draws the chart in one, naming the compactions counted in another', async () => {
     const sessionId = 'mixed-units';
     const path = { sessionId };
     await append(sessionId, turns('A', 6), 'ivy');
-    const first = await client.POST('/v1/sessions/{sessionId}/compactions', {
+    const first = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
       params: { path },
       body: { strategy: { type: 'token-count', maxTokens: 400 }, estimator: 'chars' },
     });
     expect(first.data!.outcome).toBe('compacted');
     await append(sessionId, turns('B', 6));
-    const second = await client.POST('/v1/sessions/{sessionId}/compactions', {
+    const second = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
       params: { path },
       body: { strategy: { type: 'token-count', maxTokens: 100 }, estimator: 'cl100k_base' },
     });
     expect(second.data!.outcome).toBe('compacted');
     const policy = { strategy: { type: 'sliding-window', maxEvents: 40 }, trigger: { type: 'turn-count', maxTurns: 50 }, estimator: 'o200k_base' } as const;
-    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+    expect((await ui.client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
 
-    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
-    await page.locator('#timeline').waitFor();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
+    await ui.page.locator('#timeline').waitFor();
     // The table: each compaction's figures in its own estimator, under a heading that names no unit.
-    expect(await page.locator('#compactions thead th:nth-child(5)').textContent()).toBe('before → after (estimator)');
-    const cells = await page.locator('#compactions tbody tr td:nth-child(5)').allInnerTexts();
+    expect(await ui.page.locator('#compactions thead th:nth-child(5)').textContent()).toBe('before → after (estimator)');
+    const cells = await ui.page.locator('#compactions tbody tr td:nth-child(5)').allInnerTexts();
     expect(cells.map((c) => c.replace(/\s+/g, ' '))).toEqual([
       `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
       `${second.data!.tokensBefore.toLocaleString('en-US')} → ${second.data!.tokensAfter.toLocaleString('en-US')} cl100k_base`,
     ]);
     // A timeline of one page: all its rows, no page turns ("Go to revision" and "Go to time" stay).
-    expect(await page.locator('#timeline-pages').isHidden()).toBe(true);
-    expect(await page.locator('#timeline-goto').isVisible()).toBe(true);
+    expect(await ui.page.locator('#timeline-pages').isHidden()).toBe(true);
+    expect(await ui.page.locator('#timeline-goto').isVisible()).toBe(true);
     // The timeline's compaction markers too.
-    const markers = await page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
+    const markers = await ui.page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
     expect(markers[0]).toMatch(/ chars, \d+ archived/);
     expect(markers[1]).toMatch(/ cl100k_base, \d+ archived/);
     // The policy line names the policy's estimator.
-    expect(await page.locator('dl.facts').first().innerText()).toMatch(
+    expect(await ui.page.locator('dl.facts').first().innerText()).toMatch(
       /policy\nsliding-window \(maxEvents 40\) when turn-count \(maxTurns 50\), counted in o200k_base/,
     );
     // The chart: in the policy's estimator, both compactions marked as counted in another.
-    expect(await page.locator('#chart-estimator').inputValue()).toBe('o200k_base');
-    expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (o200k_base) over revisions');
-    expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(2);
-    expect(await page.locator('#chart-note').innerText()).toContain('compaction #1 in chars; compaction #2 in cl100k_base');
+    expect(await ui.page.locator('#chart-estimator').inputValue()).toBe('o200k_base');
+    expect(await ui.page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (o200k_base) over revisions');
+    expect(await ui.page.locator('#chart svg line.mark.other-unit').count()).toBe(2);
+    expect(await ui.page.locator('#chart-note').innerText()).toContain('compaction #1 in chars; compaction #2 in cl100k_base');
     // The chart's text alternative says what its figures count: tokens here, characters in chars (ncaudit56 F5: "6,163 tokens" in chars).
-    const chartText = () => page.locator('#chart-text').textContent();
+    const chartText = () => ui.page.locator('#chart-text').textContent();
     expect(await chartText()).toMatch(/^Window size in o200k_base: [\d,]+ tokens at revision \d+, /);
     // Switched to chars: the first compaction's unit; only the second is in another.
-    await page.locator('#chart-estimator').selectOption('chars');
-    expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (chars) over revisions');
-    expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(1);
-    expect(await page.locator('#chart-note').innerText()).toContain('compaction #2 in cl100k_base');
-    expect(await page.locator('#chart-note').innerText()).not.toContain('#1');
+    await ui.page.locator('#chart-estimator').selectOption('chars');
+    expect(await ui.page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (chars) over revisions');
+    expect(await ui.page.locator('#chart svg line.mark.other-unit').count()).toBe(1);
+    expect(await ui.page.locator('#chart-note').innerText()).toContain('compaction #2 in cl100k_base');
+    expect(await ui.page.locator('#chart-note').innerText()).not.toContain('#1');
     expect(await chartText()).toMatch(/^Window size in chars: [\d,]+ characters at revision \d+, /);
     expect(await chartText()).not.toContain('token');
     // The diff names its estimator on both sides.
-    await page.locator(`#compactions tr[data-compaction="${first.data!.compactionId}"]`).click();
-    await page.locator(`#diff[data-compaction="${first.data!.compactionId}"]`).waitFor();
-    const sides = await page.locator('#diff .diff h2').allInnerTexts();
+    await ui.page.locator(`#compactions tr[data-compaction="${first.data!.compactionId}"]`).click();
+    await ui.page.locator(`#diff[data-compaction="${first.data!.compactionId}"]`).waitFor();
+    const sides = await ui.page.locator('#diff .diff h2').allInnerTexts();
     expect(sides[0]).toMatch(/^Before: [\d,]+ chars, \d+ events/);
     expect(sides[1]).toMatch(/^After: [\d,]+ chars, \d+ events/);
   });
@@ -683,21 +669,21 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       await held.promise;
       await route.continue();
     };
-    await page.route(isLog, hold);
+    await ui.page.route(isLog, hold);
     try {
-      await page.locator(`#sessions tr[data-session="${sessionId}"] a`).click();
-      const loading = page.locator('#loading');
+      await ui.page.locator(`#sessions tr[data-session="${sessionId}"] a`).click();
+      const loading = ui.page.locator('#loading');
       await loading.waitFor();
       expect(await loading.innerText()).toContain(`Reading session ${sessionId}`);
-      expect(await page.locator('#main').getAttribute('aria-busy')).toBe('true');
-      expect(await page.locator('#sessions').count()).toBe(1);
+      expect(await ui.page.locator('#main').getAttribute('aria-busy')).toBe('true');
+      expect(await ui.page.locator('#sessions').count()).toBe(1);
       held.open();
-      await page.locator('#timeline').waitFor();
+      await ui.page.locator('#timeline').waitFor();
       await loading.waitFor({ state: 'hidden' });
-      expect(await page.locator('#main').getAttribute('aria-busy')).toBeNull();
+      expect(await ui.page.locator('#main').getAttribute('aria-busy')).toBeNull();
     } finally {
       held.open();
-      await page.unroute(isLog, hold);
+      await ui.page.unroute(isLog, hold);
     }
   });
 });

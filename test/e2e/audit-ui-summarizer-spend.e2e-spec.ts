@@ -10,12 +10,9 @@
  * A scripted summarizer stands for the model endpoint: each call's figures are set by the test.
  * Open mode; one service. Runs in about 15 s.
  */
-import * as fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
 import type { Summarizer, SummarizerOutcome } from '@lib/session';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import { describeWithChromium } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 const SESSION = 'spend-audit';
 
@@ -42,79 +39,67 @@ const OUTCOMES: SummarizerOutcome[] = [
 ];
 
 describeWithChromium('audit page: summarizer cost as recorded', () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
+  const ui = useAuditPage({ summarizer: new ScriptedSummarizer(OUTCOMES) });
+  const { itInPage } = ui;
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
-    harness = await startListeningService({ summarizer: new ScriptedSummarizer(OUTCOMES) });
-    client = harness.client();
     const path = { sessionId: SESSION };
     for (const round of [1, 2, 3]) {
       const events = Array.from({ length: 8 }, (_, i) => ({ type: i % 2 ? 'assistant' : 'user', text: `turn ${i} of round ${round}` }));
-      await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
-      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+      const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
         params: { path },
         body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4 } },
       });
       expect(data!.outcome).toBe(round < 3 ? 'compacted' : 'failed');
       compactionIds.push(data!.compactionId!);
     }
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
-    if (harness) fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
 
   const openCompaction = async (i: number) => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[i]}`);
-    await page.locator('#diff').waitFor();
-    return page.locator('#diff dl.facts').innerText();
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[i]}`);
+    await ui.page.locator('#diff').waitFor();
+    return ui.page.locator('#diff dl.facts').innerText();
   };
 
   itInPage('says a call whose usage was not reported is of unknown tokens, never 0 tokens', async () => {
     const facts = await openCompaction(0);
-    expect(await page.locator('#summarizer-figures').innerText()).toBe('gpt-cfg: 1 call, its usage not reported (tokens unknown)');
+    expect(await ui.page.locator('#summarizer-figures').innerText()).toBe('gpt-cfg: 1 call, its usage not reported (tokens unknown)');
     expect(facts).not.toMatch(/\b0 prompt/);
-    expect(await page.locator('#answered-models').innerText()).toBe('no model named by the replies');
+    expect(await ui.page.locator('#answered-models').innerText()).toBe('no model named by the replies');
   });
 
   itInPage('says a retried pass’s retries and which of its calls reported the tokens; names the answering model and the summary over its budget', async () => {
     await openCompaction(1);
-    expect(await page.locator('#summarizer-figures').innerText()).toBe(
+    expect(await ui.page.locator('#summarizer-figures').innerText()).toBe(
       "gpt-cfg: 2 calls (1 retry), 400 prompt + 40 completion tokens reported; 1 call's usage not reported (tokens unknown)",
     );
-    expect(await page.locator('#answered-models').innerText()).toBe('gpt-cfg-2026-01-01');
-    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+    expect(await ui.page.locator('#answered-models').innerText()).toBe('gpt-cfg-2026-01-01');
+    const { data } = await ui.client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
       params: { path: { sessionId: SESSION, compactionId: compactionIds[1] } },
     });
     const budget = data!.summaryBudget!;
     expect(budget).toMatchObject({ exceeded: true, overBudget: 'kept' });
-    expect(await page.locator('#summary-budget').innerText()).toBe(`summary ${budget.summaryTokens} of ${budget.tokens} cl100k_base over budget, kept whole`);
+    expect(await ui.page.locator('#summary-budget').innerText()).toBe(
+      `summary ${budget.summaryTokens} of ${budget.tokens} cl100k_base over budget, kept whole`,
+    );
   });
 
   itInPage('shows the session’s summarizer spend and names its compaction counts as the list counts them', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    await page.locator('#compactions').waitFor();
-    expect(await page.locator('#summarizer-spend dd').innerText()).toBe(
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}`);
+    await ui.page.locator('#compactions').waitFor();
+    expect(await ui.page.locator('#summarizer-spend dd').innerText()).toBe(
       "4 calls (1 retry), 400 prompt + 40 completion tokens reported; 3 calls' usage not reported (tokens unknown)",
     );
-    expect(await page.locator('dl.facts').first().innerText()).toContain('2 compacted, 1 failed (3 in the list)');
-    expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (3)');
+    expect(await ui.page.locator('dl.facts').first().innerText()).toContain('2 compacted, 1 failed (3 in the list)');
+    expect(await ui.page.locator('#compactions-heading').innerText()).toBe('Compactions (3)');
   });
 
   // ncsupport F9: the list read `2` and a `1 failed` badge ("2, of which 1 failed"?).
   itInPage('names the compaction counts in the session list as the session page does', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    const cell = page.locator(`#sessions tr[data-session="${SESSION}"] td`).nth(4);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+    const cell = ui.page.locator(`#sessions tr[data-session="${SESSION}"] td`).nth(4);
     await cell.waitFor();
     expect(await cell.innerText()).toBe('2 compacted, 1 failed');
   });

@@ -14,10 +14,9 @@
  * Open mode; the older release's cursors are made by rewriting the service's answers (its
  * `nextCursor` in another format version), so the service itself answers `cursor_expired`.
  */
-import type { Browser, Page, Route } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, waitInPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import type { Route } from 'playwright-core';
+import { describeWithChromium, waitInPage } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 /** A keyset cursor of list `list` in a format version this release does not write (another release's). */
 const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') =>
@@ -37,14 +36,8 @@ function withOtherReleaseCursor(list: 'sessions' | 'compactions' | 'erasures', a
 }
 
 describeWithChromium('audit page in a browser: pagings across an upgrade, links and the current row', () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
+  const ui = useAuditPage();
+  const { itInPage } = ui;
   /** The long session (more than one timeline page) and its compaction. */
   const LONG = 'ua-long';
   let compactionId: string;
@@ -55,7 +48,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
   let erasedAt: string;
 
   const append = async (sessionId: string, events: object[]) => {
-    const { response } = await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: { events: events as never } });
+    const { response } = await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: { events: events as never } });
     expect(response.status).toBe(201);
   };
   const turns = (prefix: string, n: number) =>
@@ -63,14 +56,12 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
       { id: `${prefix}u${i}`, type: 'user', text: `Question ${i} about the wombat ORD-${i}` },
       { id: `${prefix}a${i}`, type: 'assistant', text: `Answer ${i}` },
     ]).flat();
-  const currentRows = () => page.locator('#timeline [aria-current]').count();
+  const currentRows = () => ui.page.locator('#timeline [aria-current]').count();
 
   beforeAll(async () => {
-    harness = await startListeningService();
-    client = harness.client();
     // 260 conversation events and one compaction: 261 timeline rows, two pages.
     await append(LONG, turns('l', 130));
-    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+    const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
       params: { path: { sessionId: LONG } },
       body: { strategy: { type: 'sliding-window', maxEvents: 20 } },
     });
@@ -78,60 +69,55 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     compactionId = data!.compactionId!;
     await append('ua-small', turns('s', 3));
     await append(GONE, turns('g', 1));
-    const { data: gone } = await client.DELETE('/v1/sessions/{sessionId}', {
+    const { data: gone } = await ui.client.DELETE('/v1/sessions/{sessionId}', {
       params: { path: { sessionId: GONE } },
       headers: { 'x-request-id': GONE_REQUEST },
     });
     erasedAt = gone!.erasedAt;
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
-  });
 
   itInPage('starts the session list again from its first page, saying so, when "Load more" sends another release\'s cursor', async () => {
     const asked: string[] = [];
     const firstPage = /\/v1\/sessions\?limit=100&estimator=cl100k_base$/;
-    await page.route(firstPage, withOtherReleaseCursor('sessions', asked), { times: 1 });
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.locator('#more').waitFor();
-    expect(await page.locator('#session-count').innerText()).toBe('2 loaded, more available');
-    await page.locator('#more').click();
-    await page.locator('#session-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
-    expect(await page.locator('#banner .error-box').count()).toBe(0);
-    expect(await page.locator('#session-count').innerText()).toBe(
+    await ui.page.route(firstPage, withOtherReleaseCursor('sessions', asked), { times: 1 });
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+    await ui.page.locator('#more').waitFor();
+    expect(await ui.page.locator('#session-count').innerText()).toBe('2 loaded, more available');
+    await ui.page.locator('#more').click();
+    await ui.page.locator('#session-count', { hasText: 'read again' }).or(ui.page.locator('#banner .error-box')).first().waitFor();
+    expect(await ui.page.locator('#banner .error-box').count()).toBe(0);
+    expect(await ui.page.locator('#session-count').innerText()).toBe(
       'the service was upgraded; the list was read again from its first page: 2 loaded, all listed',
     );
-    const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    const ids = await ui.page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
     expect(ids.sort()).toEqual([LONG, 'ua-small']);
-    expect(await page.locator('#more').isHidden()).toBe(true);
+    expect(await ui.page.locator('#more').isHidden()).toBe(true);
     expect(asked).toHaveLength(1);
   });
 
   itInPage("reads the compaction history again from its first page, saying so, when a page sends another release's cursor", async () => {
     const asked: string[] = [];
     const firstPage = /\/compactions\?limit=100&minPosition=\d+$/;
-    await page.route(firstPage, withOtherReleaseCursor('compactions', asked), { times: 1 });
-    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
-    await page.locator('#timeline').or(page.locator('#page-error')).first().waitFor();
-    expect(await page.locator('#page-error').count()).toBe(0);
+    await ui.page.route(firstPage, withOtherReleaseCursor('compactions', asked), { times: 1 });
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${LONG}`);
+    await ui.page.locator('#timeline').or(ui.page.locator('#page-error')).first().waitFor();
+    expect(await ui.page.locator('#page-error').count()).toBe(0);
     expect(asked).toHaveLength(1);
-    expect(await page.locator('#compactions-restarted').innerText()).toBe(
+    expect(await ui.page.locator('#compactions-restarted').innerText()).toBe(
       "the service was upgraded while this history was read (a page's cursor was another release's): it was read again from its first page",
     );
     // Listed once.
-    expect(await page.locator('#compactions tbody tr').count()).toBe(1);
-    expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (1)');
+    expect(await ui.page.locator('#compactions tbody tr').count()).toBe(1);
+    expect(await ui.page.locator('#compactions-heading').innerText()).toBe('Compactions (1)');
   });
 
   itInPage(
     "shows a compaction from a replica of an older release (no recordedAt in its history items) at its `at`, named as that replica's clock",
     async () => {
-      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: LONG, compactionId } } });
+      const { data } = await ui.client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: LONG, compactionId } } });
       const at = data!.at;
       const asked: string[] = [];
-      await page.route(
+      await ui.page.route(
         /\/compactions\?limit=100&minPosition=\d+$/,
         async (route) => {
           asked.push(route.request().url());
@@ -141,80 +127,80 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
         },
         { times: 1 },
       );
-      await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
-      await page.locator('#compactions tbody tr').or(page.locator('#page-error')).first().waitFor();
-      expect(await page.locator('#page-error').count()).toBe(0);
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${LONG}`);
+      await ui.page.locator('#compactions tbody tr').or(ui.page.locator('#page-error')).first().waitFor();
+      expect(await ui.page.locator('#page-error').count()).toBe(0);
       expect(asked).toHaveLength(1);
-      const time = page.locator('#compactions tbody tr td.recorded time');
+      const time = ui.page.locator('#compactions tbody tr td.recorded time');
       expect(await time.getAttribute('datetime')).toBe(new Date(Date.parse(at)).toISOString());
       expect(await time.getAttribute('title')).toBe(`compaction at (the deciding replica's clock: this replica's release gives no store time): ${at}`);
     },
   );
 
   itInPage('links a recall hit\'s "archived by" to that compaction\'s details, named with its full id and reached by the keyboard', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
-    await page.locator('#timeline').waitFor();
-    await page.locator('#recall input[name=recall]').fill('wombat ORD-0');
-    await page.locator('#recall button[type=submit]').click();
-    const link = page.locator('#recall-results li[data-event="lu0"] a.archived-by');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${LONG}`);
+    await ui.page.locator('#timeline').waitFor();
+    await ui.page.locator('#recall input[name=recall]').fill('wombat ORD-0');
+    await ui.page.locator('#recall button[type=submit]').click();
+    const link = ui.page.locator('#recall-results li[data-event="lu0"] a.archived-by');
     await link.waitFor();
     expect(await link.getAttribute('aria-label')).toBe(`archived by ${compactionId.slice(0, 8)}…, compaction ${compactionId}: open its details`);
     expect(await link.innerText()).toBe(`archived by ${compactionId.slice(0, 8)}…`);
     // A Tab stop: Tab from the hit's session link reaches its row link, then it.
-    await page.locator('#recall-results li[data-event="lu0"] a').first().focus();
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement?.classList.contains("row-link")')).toBe(true);
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement?.classList.contains("archived-by")')).toBe(true);
-    await page.keyboard.press('Enter');
-    await page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
+    await ui.page.locator('#recall-results li[data-event="lu0"] a').first().focus();
+    await ui.page.keyboard.press('Tab');
+    expect(await ui.page.evaluate('document.activeElement?.classList.contains("row-link")')).toBe(true);
+    await ui.page.keyboard.press('Tab');
+    expect(await ui.page.evaluate('document.activeElement?.classList.contains("archived-by")')).toBe(true);
+    await ui.page.keyboard.press('Enter');
+    await ui.page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
   });
 
   itInPage('offers "Go to revision" and "Go to time" on a timeline of one page', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/ua-small`);
-    await page.locator('#timeline').waitFor();
-    expect(await page.locator('#timeline-pages').isHidden()).toBe(true);
-    expect(await page.locator('#timeline-goto-time input[name=time]').isVisible()).toBe(true);
-    await page.locator('#timeline-goto input[name=revision]').fill('3');
-    await page.locator('#timeline-goto input[name=revision]').press('Enter');
-    await page.locator('#timeline-goto-status', { hasText: 'went to revision 3' }).waitFor();
-    await waitInPage(page, "document.activeElement?.matches('#timeline li.target[aria-current=location]')");
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/ua-small`);
+    await ui.page.locator('#timeline').waitFor();
+    expect(await ui.page.locator('#timeline-pages').isHidden()).toBe(true);
+    expect(await ui.page.locator('#timeline-goto-time input[name=time]').isVisible()).toBe(true);
+    await ui.page.locator('#timeline-goto input[name=revision]').fill('3');
+    await ui.page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await ui.page.locator('#timeline-goto-status', { hasText: 'went to revision 3' }).waitFor();
+    await waitInPage(ui.page, "document.activeElement?.matches('#timeline li.target[aria-current=location]')");
   });
 
   itInPage('marks one row at a time aria-current: the row gone to, else the selected compaction’s', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}/c/${compactionId}`);
-    const marker = page.locator(`#timeline li[data-compaction="${compactionId}"]`);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${LONG}/c/${compactionId}`);
+    const marker = ui.page.locator(`#timeline li[data-compaction="${compactionId}"]`);
     await marker.waitFor();
     expect(await marker.getAttribute('aria-current')).toBe('true');
     expect(await currentRows()).toBe(1);
     // A row on the compaction marker's page.
-    await page.locator('#timeline-goto input[name=revision]').fill('230');
-    await page.locator('#timeline-goto input[name=revision]').press('Enter');
-    await page.locator('#timeline-goto-status', { hasText: 'went to revision 230' }).waitFor();
+    await ui.page.locator('#timeline-goto input[name=revision]').fill('230');
+    await ui.page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await ui.page.locator('#timeline-goto-status', { hasText: 'went to revision 230' }).waitFor();
     expect(await marker.isVisible()).toBe(true);
     expect(await currentRows()).toBe(1);
-    expect(await page.locator('#timeline li.target').getAttribute('aria-current')).toBe('location');
+    expect(await ui.page.locator('#timeline li.target').getAttribute('aria-current')).toBe('location');
     expect(await marker.getAttribute('aria-current')).toBeNull();
     expect(await marker.getAttribute('class')).toContain('selected');
     // Past the end: no row gone to, the selected compaction's row is current again.
-    await page.locator('#timeline-goto input[name=revision]').fill('99999');
-    await page.locator('#timeline-goto input[name=revision]').press('Enter');
-    await page.locator('#timeline-goto-status', { hasText: 'past the end' }).waitFor();
+    await ui.page.locator('#timeline-goto input[name=revision]').fill('99999');
+    await ui.page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await ui.page.locator('#timeline-goto-status', { hasText: 'past the end' }).waitFor();
     expect(await currentRows()).toBe(1);
     expect(await marker.getAttribute('aria-current')).toBe('true');
   });
 
   itInPage('lists the erasures in their own view, without content, reached from the header', async () => {
     const asked: string[] = [];
-    await page.route(/\/v1\/erasures\?limit=100$/, withOtherReleaseCursor('erasures', asked), { times: 1 });
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.locator('#sessions').waitFor();
-    await page.locator('#nav-erasures').focus();
-    await page.keyboard.press('Enter');
-    const row = page.locator(`#erasures tbody tr[data-session="${GONE}"]`);
+    await ui.page.route(/\/v1\/erasures\?limit=100$/, withOtherReleaseCursor('erasures', asked), { times: 1 });
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+    await ui.page.locator('#sessions').waitFor();
+    await ui.page.locator('#nav-erasures').focus();
+    await ui.page.keyboard.press('Enter');
+    const row = ui.page.locator(`#erasures tbody tr[data-session="${GONE}"]`);
     await row.waitFor();
-    await waitInPage(page, "document.activeElement?.id === 'erasures-title'");
-    expect(await page.title()).toBe('Erasures – Session audit');
+    await waitInPage(ui.page, "document.activeElement?.id === 'erasures-title'");
+    expect(await ui.page.title()).toBe('Erasures – Session audit');
     const cells = await row.locator('td').allInnerTexts();
     expect(cells.slice(0, 5)).toEqual([
       GONE,
@@ -223,65 +209,65 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
       '0–1',
       `over HTTP, no API key (open mode), request id ${GONE_REQUEST} (the client's X-Request-Id)`,
     ]);
-    expect(await page.locator('#erasure-count').innerText()).toBe('1 erasure loaded, more available');
+    expect(await ui.page.locator('#erasure-count').innerText()).toBe('1 erasure loaded, more available');
     // "Load more" with another release's cursor: the list again from its first page, said, nothing twice.
-    await page.locator('#erasures-more').click();
-    await page.locator('#erasure-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
-    expect(await page.locator('#erasure-count').innerText()).toBe(
+    await ui.page.locator('#erasures-more').click();
+    await ui.page.locator('#erasure-count', { hasText: 'read again' }).or(ui.page.locator('#banner .error-box')).first().waitFor();
+    expect(await ui.page.locator('#erasure-count').innerText()).toBe(
       'the service was upgraded; the list was read again from its first page: 1 erasure loaded, all listed',
     );
-    expect(await page.locator('#erasures tbody tr').count()).toBe(1);
+    expect(await ui.page.locator('#erasures tbody tr').count()).toBe(1);
     expect(asked).toHaveLength(1);
-    expect(await page.locator('main').innerText()).not.toContain('Question 0');
+    expect(await ui.page.locator('main').innerText()).not.toContain('Question 0');
   });
 
   itInPage('says when an erased session was erased instead of a bare "not found"', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/s/${GONE}`);
-    await page.locator('#session-erased').or(page.locator('#page-error')).first().waitFor();
-    expect(await page.locator('#page-error').count()).toBe(0);
-    expect(await page.locator('#session-erased').innerText()).toContain(`This session was erased at ${erasedAt.replace('T', ' ').replace('Z', ' UTC')}`);
-    expect(await page.locator('#session-erased a[href="#/erasures"]').count()).toBe(1);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${GONE}`);
+    await ui.page.locator('#session-erased').or(ui.page.locator('#page-error')).first().waitFor();
+    expect(await ui.page.locator('#page-error').count()).toBe(0);
+    expect(await ui.page.locator('#session-erased').innerText()).toContain(`This session was erased at ${erasedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    expect(await ui.page.locator('#session-erased a[href="#/erasures"]').count()).toBe(1);
     // An id never written is still not found.
-    await page.goto(`${harness.baseUrl}/ui#/s/ua-never`);
-    await page.locator('#page-error').waitFor();
-    expect(await page.locator('#page-error').innerText()).toContain('session_not_found');
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/ua-never`);
+    await ui.page.locator('#page-error').waitFor();
+    expect(await ui.page.locator('#page-error').innerText()).toContain('session_not_found');
   });
 
   // ncuiaudit A4: the page of a session id written again started at revision 6 without saying why.
   itInPage('says which revisions of a session id written again were erased, and when (from GET /v1/erasures)', async () => {
     const REBORN = 'ua-reborn';
     const utc = (iso: string) => iso.replace('T', ' ').replace('Z', ' UTC');
-    const erase = async () => (await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: REBORN } } })).data!.erasedAt;
+    const erase = async () => (await ui.client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: REBORN } } })).data!.erasedAt;
     await append(REBORN, turns('r1', 2));
     const first = await erase();
     await append(REBORN, turns('r2', 1));
     const second = await erase();
     await append(REBORN, turns('r3', 1));
-    await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}`);
-    await page.locator('#timeline').waitFor();
-    expect(await page.locator('#erased-lives').innerText()).toBe(
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${REBORN}`);
+    await ui.page.locator('#timeline').waitFor();
+    expect(await ui.page.locator('#erased-lives').innerText()).toBe(
       `Written again after an erasure: revisions 0–3 erased on ${utc(first)} (4 events); revisions 4–5 erased on ${utc(second)} (2 events). ` +
         'This page shows revisions 6 on; see Erasures.',
     );
-    expect(await page.locator('#erased-lives a[href="#/erasures"]').count()).toBe(1);
+    expect(await ui.page.locator('#erased-lives a[href="#/erasures"]').count()).toBe(1);
     // A replica of a release before GET /v1/erasures: the page opens, saying what it knows.
-    await page.route(/\/v1\/erasures\?/, (route) => route.fulfill({ status: 404, json: { code: 'route_not_found', message: 'no route GET /v1/erasures' } }));
+    await ui.page.route(/\/v1\/erasures\?/, (route) => route.fulfill({ status: 404, json: { code: 'route_not_found', message: 'no route GET /v1/erasures' } }));
     try {
-      await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}`);
-      await page.locator('#timeline').waitFor();
-      expect(await page.locator('#erased-lives').innerText()).toBe(
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${REBORN}`);
+      await ui.page.locator('#timeline').waitFor();
+      expect(await ui.page.locator('#erased-lives').innerText()).toBe(
         'Written again after an erasure: revisions 0–5 were erased (when could not be read: no route GET /v1/erasures (404 route_not_found)). ' +
           'This page shows revisions 6 on; see Erasures.',
       );
     } finally {
-      await page.unroute(/\/v1\/erasures\?/);
+      await ui.page.unroute(/\/v1\/erasures\?/);
     }
     // newcomer ncui69 F9: "Go to revision" into an erased earlier life said the revision "has no row".
-    await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}/r/2`);
-    await page.locator('#timeline li.target').waitFor();
-    expect(await page.locator('#timeline-goto-status').innerText()).toMatch(
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${REBORN}/r/2`);
+    await ui.page.locator('#timeline li.target').waitFor();
+    expect(await ui.page.locator('#timeline-goto-status').innerText()).toMatch(
       /^revision 2 was erased \(revisions 0–5, an earlier life of this session id\): went to revision 6, the first of this life \(row 1 of \d+\)$/,
     );
-    expect(await page.locator('#timeline li.target').getAttribute('aria-posinset')).toBe('1');
+    expect(await ui.page.locator('#timeline li.target').getAttribute('aria-posinset')).toBe('1');
   });
 });

@@ -10,124 +10,112 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import type { Schemas, SessionServiceClient } from '@lib/client';
+import type { Page } from 'playwright-core';
+import type { Schemas } from '@lib/client';
 import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
 import { TAU_BENCH_FILE } from '../support/shared-dir';
-import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import { startListeningService } from '../support/client-harness';
+import { describeWithChromium, PAGE_VIEWPORT } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
 const SESSION = 'airline-audit-0';
 
 describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
-  let harness: ClientHarness;
-  let client: SessionServiceClient;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
+  const ui = useAuditPage({ env: { API_KEYS: `${KEY}:tenantA` }, apiKey: KEY });
+  const { itInPage } = ui;
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
-    harness = await startListeningService({ env: { API_KEYS: `${KEY}:tenantA` } });
-    client = harness.client(KEY);
     const [conversation] = loadSessionsFile(TAU_BENCH_FILE);
     const turns = splitTurns(conversation.messages);
     const half = Math.ceil(turns.length / 2);
     const strategy = { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 2 } as const;
     for (const [i, part] of [turns.slice(0, half), turns.slice(half)].entries()) {
-      const appended = await client.POST('/v1/sessions/{sessionId}/messages', {
+      const appended = await ui.client.POST('/v1/sessions/{sessionId}/messages', {
         params: { path: { sessionId: SESSION } },
         body: { messages: part.flat() as never, ...(i === 0 ? { userId: 'traveller-1' } : {}) },
       });
       expect(appended.response.status).toBe(201);
-      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } }, body: { strategy } });
+      const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } }, body: { strategy } });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId!);
-      await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position } } });
+      await ui.client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position } } });
     }
-    await client.POST('/v1/sessions/{sessionId}/events', {
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
       params: { path: { sessionId: 'another-session' } },
       body: { events: [{ type: 'user', text: 'unrelated' }] },
     });
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
-  });
 
   itInPage('without a key shows a clear prompt and no data', async () => {
-    await page.goto(`${harness.baseUrl}/ui`);
-    await page.locator('#key-prompt').waitFor();
-    expect(await page.locator('#key-prompt').innerText()).toContain('This service needs an API key. Enter one of');
-    expect(await page.locator('#sessions').count()).toBe(0);
-    expect(await page.content()).not.toContain(SESSION);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui`);
+    await ui.page.locator('#key-prompt').waitFor();
+    expect(await ui.page.locator('#key-prompt').innerText()).toContain('This service needs an API key. Enter one of');
+    expect(await ui.page.locator('#sessions').count()).toBe(0);
+    expect(await ui.page.content()).not.toContain(SESSION);
   });
 
   itInPage('finds the session, opens its timeline, shows the second compaction’s diff with the archived events and the summary', async () => {
-    await page.locator('#key-prompt input[name=apiKey]').fill(KEY);
-    await page.locator('#key-prompt button[type=submit]').click();
-    await page.locator('#sessions').waitFor();
-    await page.locator('input[name=search]').fill('audit');
-    expect(await page.locator('#sessions tbody tr').count()).toBe(1);
-    await page.locator(`#sessions tr[data-session="${SESSION}"]`).click();
-    await page.locator('#timeline').waitFor();
-    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
-    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
-    expect(await page.locator('#chart svg line.mark').count()).toBe(2);
+    await ui.page.locator('#key-prompt input[name=apiKey]').fill(KEY);
+    await ui.page.locator('#key-prompt button[type=submit]').click();
+    await ui.page.locator('#sessions').waitFor();
+    await ui.page.locator('input[name=search]').fill('audit');
+    expect(await ui.page.locator('#sessions tbody tr').count()).toBe(1);
+    await ui.page.locator(`#sessions tr[data-session="${SESSION}"]`).click();
+    await ui.page.locator('#timeline').waitFor();
+    expect(await ui.page.locator('#session-title').innerText()).toBe(SESSION);
+    expect(await ui.page.locator('#compactions tbody tr').count()).toBe(2);
+    expect(await ui.page.locator('#chart svg line.mark').count()).toBe(2);
 
-    const { data: second } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+    const { data: second } = await ui.client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
       params: { path: { sessionId: SESSION, compactionId: compactionIds[1] } },
     });
     // The timeline marks what each compaction archived.
-    const archivedBySecond = page.locator(`#timeline li.archived[data-event="${second!.archivedIds[0]}"]`);
+    const archivedBySecond = ui.page.locator(`#timeline li.archived[data-event="${second!.archivedIds[0]}"]`);
     expect(await archivedBySecond.innerText()).toContain('archived by');
 
-    await page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
-    await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
-    const archivedInDiff = await page.locator('#diff li[data-change=archived]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    await ui.page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
+    await ui.page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
+    const archivedInDiff = await ui.page.locator('#diff li[data-change=archived]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(archivedInDiff).toEqual(second!.archivedIds);
-    expect(await page.locator(`#diff li[data-change=added][data-event="${second!.summary!.id}"]`).count()).toBe(1);
-    expect(await page.locator('#summary-text').innerText()).toContain(second!.summary!.text.slice(0, 80));
+    expect(await ui.page.locator(`#diff li[data-change=added][data-event="${second!.summary!.id}"]`).count()).toBe(1);
+    expect(await ui.page.locator('#summary-text').innerText()).toContain(second!.summary!.text.slice(0, 80));
   });
 
   itInPage('runs a recall search that finds an archived fact', async () => {
-    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
+    const { data: log } = await ui.client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
     const archivedUser = log!.events.find((e) => e.kind === 'user' && e.archived);
     const words = String((archivedUser!.data as { event: { text: string } }).event.text)
       .match(/[A-Za-z]{6,}/g)!
       .slice(0, 2)
       .join(' ');
-    await page.locator('#recall input[name=recall]').fill(words);
-    await page.locator('#recall button[type=submit]').click();
-    const hit = page.locator(`#recall-results li.archived[data-event="${archivedUser!.eventId}"]`);
+    await ui.page.locator('#recall input[name=recall]').fill(words);
+    await ui.page.locator('#recall button[type=submit]').click();
+    const hit = ui.page.locator(`#recall-results li.archived[data-event="${archivedUser!.eventId}"]`);
     await hit.waitFor();
     expect(await hit.innerText()).toContain('archived by');
     // The compaction list, times with their dates, fits its panel: no column hidden behind a scroll.
-    const [tableWidth, panelWidth] = await page.locator('#compactions').evaluate((t) => [t.scrollWidth, t.parentElement!.clientWidth]);
+    const [tableWidth, panelWidth] = await ui.page.locator('#compactions').evaluate((t) => [t.scrollWidth, t.parentElement!.clientWidth]);
     expect(tableWidth).toBeLessThanOrEqual(panelWidth);
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
+    await ui.page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
+    await ui.page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
     expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
   });
 
   itInPage('forgetting the key on a session page takes the tenant’s data off the screen and shows the key prompt', async () => {
-    await page.goto(`${harness.baseUrl}/ui#/`);
-    await page.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
-    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
-    await page.locator('#timeline').waitFor();
-    await page.locator('#forget-key').click();
-    await page.locator('#key-prompt').waitFor({ timeout: 5_000 });
-    expect(await page.locator('#timeline, #compactions, #session-title, #recall-results').count()).toBe(0);
-    expect(await page.locator('body').innerText()).not.toContain(SESSION);
-    expect(await page.locator('#forget-key').isHidden()).toBe(true);
-    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+    await ui.page.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${SESSION}`);
+    await ui.page.locator('#timeline').waitFor();
+    await ui.page.locator('#forget-key').click();
+    await ui.page.locator('#key-prompt').waitFor({ timeout: 5_000 });
+    expect(await ui.page.locator('#timeline, #compactions, #session-title, #recall-results').count()).toBe(0);
+    expect(await ui.page.locator('body').innerText()).not.toContain(SESSION);
+    expect(await ui.page.locator('#forget-key').isHidden()).toBe(true);
+    expect(await ui.page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   describe('times: every time with its date, to the millisecond, in UTC named as such, whatever the browser’s zone', () => {
@@ -149,18 +137,18 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
         { id: 'u2', type: 'user', text: 'changed after the clocks moved', createdAt: '2026-03-08T03:30:00.123456-04:00' },
         { id: 'a2', type: 'assistant', text: 'changed' },
       ] as const;
-      expect((await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } })).response.status).toBe(201);
-      const { data: compaction } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      expect((await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } })).response.status).toBe(201);
+      const { data: compaction } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
         params: { path },
         body: { strategy: { type: 'sliding-window', maxEvents: 2 } },
       });
       expect(compaction!.outcome).toBe('compacted');
-      summary = (await client.GET('/v1/sessions/{sessionId}', { params: { path, query: { minPosition: compaction!.position } } })).data!;
-      log = (await client.GET('/v1/sessions/{sessionId}/events', { params: { path } })).data!;
-      item = (await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data!.compactions[0]!;
+      summary = (await ui.client.GET('/v1/sessions/{sessionId}', { params: { path, query: { minPosition: compaction!.position } } })).data!;
+      log = (await ui.client.GET('/v1/sessions/{sessionId}/events', { params: { path } })).data!;
+      item = (await ui.client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data!.compactions[0]!;
       // A browser far from UTC, in a zone with a half-hour daylight-saving shift: the page must not show its local time.
-      zoned = await browser.newPage({ viewport: PAGE_VIEWPORT, timezoneId: 'Australia/Lord_Howe' });
-      await zoned.goto(`${harness.baseUrl}/ui#/`);
+      zoned = await ui.browser.newPage({ viewport: PAGE_VIEWPORT, timezoneId: 'Australia/Lord_Howe' });
+      await zoned.goto(`${ui.harness.baseUrl}/ui#/`);
       await zoned.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
     });
     afterAll(async () => {
@@ -168,7 +156,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     });
 
     itInPage('the timeline shows each log entry’s recorded time, and the client’s createdAt beside it when that is another instant', async () => {
-      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await zoned.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
       await zoned.locator('#timeline li').first().waitFor();
       const rows = log.events.filter((e) => e.type !== 'EventsArchived');
       expect(await zoned.locator('#timeline li').count()).toBe(rows.length);
@@ -194,7 +182,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     itInPage('the compaction list, the facts and the diff show the whole date and time in UTC: the store’s recorded time, as the timeline marker', async () => {
       const recorded = log.events.find((e) => e.revision === item.revision)!;
       expect([recorded.compactionId, recorded.recordedAt]).toEqual([item.compactionId, item.recordedAt]);
-      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await zoned.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
       const row = zoned.locator(`#compactions tr[data-compaction="${item.compactionId}"]`);
       await row.waitFor();
       expect(await row.locator('td').last().innerText()).toBe(utc(item.recordedAt));
@@ -222,7 +210,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     });
 
     itInPage('a recall hit shows its event’s time', async () => {
-      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await zoned.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
       await zoned.locator('#recall input[name=recall]').fill('clocks moved');
       await zoned.locator('#recall button[type=submit]').click();
       const hit = zoned.locator('#recall-results li[data-event="u2"]');
@@ -231,7 +219,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     });
 
     itInPage('the session list shows the last activity’s date and time in UTC', async () => {
-      await zoned.goto(`${harness.baseUrl}/ui#/`);
+      await zoned.goto(`${ui.harness.baseUrl}/ui#/`);
       const cell = zoned.locator(`#sessions tr[data-session="${sessionId}"] td`).last();
       await cell.waitFor();
       expect(await cell.innerText()).toBe(utc(summary.lastActivityAt));
@@ -244,7 +232,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       await open
         .client()
         .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'open-mode-session' } }, body: { events: [{ type: 'user', text: 'hello' }] } });
-      const fresh = await browser.newPage();
+      const fresh = await ui.browser.newPage();
       await fresh.goto(`${open.baseUrl}/ui/`);
       await fresh.locator('#sessions tr[data-session="open-mode-session"]').waitFor();
       expect(await fresh.locator('#key-prompt').count()).toBe(0);

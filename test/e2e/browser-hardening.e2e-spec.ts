@@ -7,9 +7,10 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, itRerunOnRendererCrash, replacePage } from '../support/chromium';
+import { describeWithChromium } from '../support/chromium';
+import { useAuditPage } from '../support/audit-page';
 
 const KEY = 'hardening-key-tenant-a';
 
@@ -60,67 +61,59 @@ describe('security headers', () => {
 });
 
 describeWithChromium('the audit page and Swagger UI in a browser under their policies', () => {
-  let harness: ClientHarness;
-  let browser: Browser;
-  let page: Page;
-  /** This suite's `it`: a test under which Chromium's renderer crashed runs once more, on a new page. */
-  const itInPage = itRerunOnRendererCrash(async () => {
-    page = await replacePage(browser, page);
-  });
+  const ui = useAuditPage({ env: { API_KEYS: `${KEY}:tenantA` }, apiKey: KEY });
+  const { itInPage } = ui;
   let evil: http.Server;
   let evilUrl: string;
 
   beforeAll(async () => {
-    harness = await startListeningService({ env: { API_KEYS: `${KEY}:tenantA` } });
-    await harness
-      .client(KEY)
-      .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'framed-session' } }, body: { events: [{ type: 'user', text: 'hello' }] } });
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: 'framed-session' } },
+      body: { events: [{ type: 'user', text: 'hello' }] },
+    });
     evil = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<html><body><h1>win a prize</h1><iframe id="f" src="${harness.baseUrl}/ui/" width="1000" height="800"></iframe></body></html>`);
+      res.end(`<html><body><h1>win a prize</h1><iframe id="f" src="${ui.harness.baseUrl}/ui/" width="1000" height="800"></iframe></body></html>`);
     });
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     // Another origin: localhost instead of 127.0.0.1 and another port.
     evilUrl = `http://localhost:${(evil.address() as AddressInfo).port}/`;
-    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
+  afterAll(() => {
     evil?.closeAllConnections();
     evil?.close();
-    await harness?.stop();
   });
 
   itInPage('a page of another origin framing /ui shows none of it (Chromium reports the refusal)', async () => {
-    const violations = collectCspViolations(page);
-    await page.goto(evilUrl);
-    await page.locator('h1').waitFor();
-    const frame = await (await page.locator('#f').elementHandle()).contentFrame();
+    const violations = collectCspViolations(ui.page);
+    await ui.page.goto(evilUrl);
+    await ui.page.locator('h1').waitFor();
+    const frame = await (await ui.page.locator('#f').elementHandle()).contentFrame();
     // The refused frame holds Chromium's error page: no key prompt, no audit page title.
-    await page.waitForTimeout(500);
+    await ui.page.waitForTimeout(500);
     expect(await frame!.locator('#key-prompt, #main').count()).toBe(0);
     expect(await frame!.title()).not.toBe('Session audit');
     expect(violations.join('\n')).toMatch(/frame-ancestors/);
   });
 
   itInPage('/ui asks for the key and lists the sessions, with no CSP violation', async () => {
-    const violations = collectCspViolations(page);
-    await page.goto(`${harness.baseUrl}/ui/`);
-    await page.locator('#key-prompt input[name=apiKey]').fill(KEY);
-    await page.locator('#key-prompt button[type=submit]').click();
-    await page.locator('#sessions tr[data-session="framed-session"]').waitFor();
-    await page.locator('#sessions tr[data-session="framed-session"]').click();
-    await page.locator('#timeline').waitFor();
+    const violations = collectCspViolations(ui.page);
+    await ui.page.goto(`${ui.harness.baseUrl}/ui/`);
+    await ui.page.locator('#key-prompt input[name=apiKey]').fill(KEY);
+    await ui.page.locator('#key-prompt button[type=submit]').click();
+    await ui.page.locator('#sessions tr[data-session="framed-session"]').waitFor();
+    await ui.page.locator('#sessions tr[data-session="framed-session"]').click();
+    await ui.page.locator('#timeline').waitFor();
     expect(violations).toEqual([]);
   });
 
   itInPage('/docs renders Swagger UI with its styles and no CSP violation', async () => {
-    const violations = collectCspViolations(page);
-    await page.goto(`${harness.baseUrl}/docs`);
-    await page.locator('.swagger-ui .info .title').waitFor();
-    await page.locator('.opblock').first().waitFor();
+    const violations = collectCspViolations(ui.page);
+    await ui.page.goto(`${ui.harness.baseUrl}/docs`);
+    await ui.page.locator('.swagger-ui .info .title').waitFor();
+    await ui.page.locator('.opblock').first().waitFor();
     // The inline <style> applied: body margin 0.
-    expect(await page.evaluate('getComputedStyle(document.body).margin')).toBe('0px');
+    expect(await ui.page.evaluate('getComputedStyle(document.body).margin')).toBe('0px');
     expect(violations).toEqual([]);
   });
 });
