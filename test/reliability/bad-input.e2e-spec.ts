@@ -2002,6 +2002,56 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /^events\[0\]\.text: must be a non-empty string: user and system events need text/,
   },
+  // Text that shows nothing is no text either (newcomer ncfresh70 F1: a system message of U+200B was pinned, the instructions archived).
+  ...(
+    [
+      ['user text of spaces', { events: [user('x1', '   ')] }, 'events[0].text', 'user and system events need text a model can read'],
+      ['system text of a zero-width space', { events: [{ id: 'x1', type: 'system', text: '\u200b' }] }, 'events[0].text', 'user and system events need text'],
+      ['user text of a lone combining mark and a newline', { events: [user('x1', '\u0301\n')] }, 'events[0].text', 'user and system events need text'],
+      [
+        'summary text of a Hangul filler',
+        { events: [{ id: 'x1', type: 'summary', shadowPrompt: 'recap', text: '\u3164' }] },
+        'events[0].text',
+        'a summary needs text',
+      ],
+      [
+        'summary shadowPrompt of tabs',
+        { events: [{ id: 'x1', type: 'summary', shadowPrompt: '\t\t', text: 'a recap' }] },
+        'events[0].shadowPrompt',
+        'a summary is shown to the model as this user message',
+      ],
+    ] as const
+  ).map(([name, body, field, why]): BadRequest => ({
+    name,
+    method: 'post',
+    path: `${S}/events`,
+    body,
+    status: 400,
+    code: 'validation_failed',
+    mentions: new RegExp(`^${field.replace(/[[\].]/g, '\\$&')}: is blank \\(only characters that render as nothing .*\\): ${why}`),
+    parameter: field,
+  })),
+  ...(['system', 'developer', 'user'] as const).map((role): BadRequest => ({
+    name: `messages: ${role} content of white space and a zero-width joiner`,
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role, content: ' \u200d ' }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: new RegExp(
+      `^messages\\[0\\]\\.content: is blank \\(only characters that render as nothing .*\\): ${role} messages need text a model can read; send the text$`,
+    ),
+    parameter: 'messages[0].content',
+  })),
+  {
+    name: 'strategy systemPrompt of a zero-width space',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: { strategy: { type: 'rolling-summary', systemPrompt: '\u200b' } },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /strategy\.systemPrompt.*non-blank/,
+  },
   ...[null, undefined].map((content): BadRequest => ({
     name: `messages: user content ${String(content)}`,
     method: 'post',

@@ -8,6 +8,7 @@ export * from './session-event';
 export * from './compaction-types';
 export * from './failure-kind';
 export * from './formatter';
+export * from './text-shows-nothing';
 export * from './token-estimators';
 export * from './invalid-parameter-error';
 export * from './parameter-keys';

@@ -15,6 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
+import { showsNothing } from './text-shows-nothing';
 import { keysOf, STRATEGY_ALLOWED_KEYS } from './parameter-keys';
 import { firstUnknownKey, unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
 
@@ -90,7 +91,7 @@ function readText(value: unknown, path: string, maxLength: number, fallback: str
   const allowed = `a non-blank string of at most ${maxLength} ${LENGTH_UNIT}, valid Unicode (no lone surrogate)`;
   if (
     typeof value !== 'string' ||
-    value.trim() === '' ||
+    showsNothing(value) ||
     (value.length > maxLength && codePointLength(value) > maxLength) ||
     /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)
   ) {

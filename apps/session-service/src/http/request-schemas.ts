@@ -24,7 +24,7 @@ import {
   RECALL_QUERY_TOO_LONG,
   utcExactTime,
 } from '@lib/session';
-import { overLimitMessage } from '@lib/compaction';
+import { blankTextRefusal, overLimitMessage, showsNothing, SHOWS_NOTHING_DESCRIPTION } from '@lib/compaction';
 import { CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger, rememberJsonText } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
 import { booleanQueryParam } from './boolean-query-param';
@@ -632,12 +632,29 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   // A message text that is present must say something: null is how an assistant event says "no text".
   // User and system events need text: "" and null are one mistake, one message (the document shows a non-empty string).
   const needsTextMessage = "must be a non-empty string: user and system events need text (only an assistant event's text may be null)";
+  // Text that shows nothing is no text either (newcomer ncfresh70 F1: a system message of U+200B replaced the instructions).
+  const showsSomething = (s: string) => s === '' || !showsNothing(s);
   const nonEmptyText = textOf({ error: (iss) => (iss.input === null ? needsTextMessage : undefined) })
-    .pipe(z.string().min(1, { message: needsTextMessage }))
-    .meta({ minLength: 1, description: 'a non-empty string: user and system events need text' });
+    .pipe(
+      z
+        .string()
+        .min(1, { message: needsTextMessage })
+        .refine(showsSomething, { message: blankTextRefusal('user and system events need text a model can read') }),
+    )
+    .meta({ minLength: 1, description: `a non-empty string that shows something (not ${SHOWS_NOTHING_DESCRIPTION}): user and system events need text` });
   // A text refused when empty: the document shows it with minLength 1 (a pipe's JSON Schema is its input's, the text).
   const nonEmpty = (message: string) => text.pipe(z.string().min(1, { message })).meta({ minLength: 1 });
-  const summaryText = nonEmpty('must be a non-empty string: a summary needs text');
+  /** A text refused when empty (`message`) or when it shows nothing (`is blank …: ` and `why`). */
+  const showing = (message: string, why: string) =>
+    text
+      .pipe(
+        z
+          .string()
+          .min(1, { message })
+          .refine(showsSomething, { message: blankTextRefusal(why) }),
+      )
+      .meta({ minLength: 1 });
+  const summaryText = showing('must be a non-empty string: a summary needs text', 'a summary needs text a model can read');
   const id = clientId;
   const common = {
     id: id.optional(),
@@ -742,8 +759,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
   // A summary is shown to a model as its shadow prompt's user message, then its text (DESIGN §3.1): an empty prompt would be
   // an empty user message, which `/messages` refuses and providers may too (newcomer ncapi66 F5).
-  const shadowPrompt = nonEmpty(
+  const shadowPrompt = showing(
     'must be a non-empty string: a summary is shown to the model as this user message, then its text (DESIGN §3.1), and a user message needs text',
+    'a summary is shown to the model as this user message, then its text (DESIGN §3.1), and a user message needs text a model can read',
   );
   const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {

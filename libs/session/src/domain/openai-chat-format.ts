@@ -12,12 +12,14 @@
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
 import {
+  blankTextRefusal,
   isNotice,
   NO_TEXT_CONTENT,
   NO_TOOL_RESPONSE,
   pairToolCalls,
   placeholderAnsweredCalls,
   quoteInput,
+  showsNothing,
   unknownFieldHint,
   unknownKeysMessage,
   type AssistantEvent,
@@ -241,6 +243,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         if (content.parts && content.text === '') {
           throw invalid(`${at}.content[0].text`, `the text parts are all empty: send some text in them (${role} messages need text)`);
         }
+        // As the native route's user and system text (newcomer ncfresh70 F1).
+        if (showsNothing(content.text)) throw invalid(`${at}.content`, blankTextRefusal(`${role} messages need text a model can read`));
         // A notice is stored as the native route stores it, `notice: true` without the name that marked it,
         // so the same notice sent through either route is the same event.
         const notice = role !== 'user' && name === NOTICE_NAME;

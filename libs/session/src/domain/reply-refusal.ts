@@ -1,4 +1,4 @@
-import { replyLengthRefusal } from '@lib/compaction';
+import { replyLengthRefusal, showsNothing, SHOWS_NOTHING_DESCRIPTION } from '@lib/compaction';
 import { hasLoneSurrogate } from './openai-chat-format';
 
 /**
@@ -6,7 +6,7 @@ import { hasLoneSurrogate } from './openai-chat-format';
  * unusable reply "is a failure: nothing is archived …, the old summary stays"). A reply is
  * unusable when:
  * - it shows nothing: every character is white space or one that renders as nothing
- *   ({@link INVISIBLE_ONLY}: zero-width spaces and joiners, U+2060, U+180E, fillers such as
+ *   ({@link showsNothing}: zero-width spaces and joiners, U+2060, U+180E, fillers such as
  *   U+3164 and U+2800, combining marks with no base character; newcomer ncdesign65 F1: a reply of U+200B was stored as the summary and
  *   the events it covered left the window for it). DESIGN §3.7: "a blank, whitespace or error reply is a failure";
  * - it is not valid Unicode: it holds a lone UTF-16 surrogate (an endpoint that cut its reply
@@ -27,20 +27,10 @@ import { hasLoneSurrogate } from './openai-chat-format';
  *   `reply longer than the longest text an event may hold (2200000 characters, MAX_TEXT_LENGTH 1000000)`.
  */
 export function replyRefusal(text: string, maxTextLength: number | undefined): string | undefined {
-  if (INVISIBLE_ONLY.test(text))
-    return 'blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)';
+  if (showsNothing(text)) return `blank reply: ${SHOWS_NOTHING_DESCRIPTION}`;
   if (hasLoneSurrogate(text)) return `reply is not valid Unicode: a lone UTF-16 surrogate at code unit ${loneSurrogateAt(text)}`;
   return maxTextLength === undefined ? undefined : replyLengthRefusal(text, maxTextLength);
 }
-
-/**
- * Text that shows nothing (the empty text included): white space (Unicode White_Space), default-ignorable code points
- * (Default_Ignorable_Code_Point: zero-width space and joiners, word joiner, soft hyphen, variation selectors, the Hangul
- * fillers U+115F, U+1160, U+3164, U+FFA0, U+180E), control and format characters (Cc, Cf), the blank Braille pattern
- * U+2800, and combining marks (M: an accent, a vowel sign), which show only on a base character, and none is there
- * (newcomer ncrecheck65 F1: a reply of U+0301 alone was stored as the summary).
- */
-const INVISIBLE_ONLY = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800\p{M}]*$/u;
 
 /** Index (UTF-16 code units) of the first lone surrogate of `text`; -1 when none. */
 function loneSurrogateAt(text: string): number {
