@@ -4,8 +4,9 @@
  * file and lost at stop, `/health` said ok, and a replica started on the same path afterwards gave
  * the same positions to other events. Now the first operation after the change refuses with 503
  * `store_corrupt` saying the file was replaced and to restart; `/health` says unavailable and names
- * it (readiness stays as it is for a store away: reads are served from the read models); the
- * restarted service opens the file now at the path.
+ * it, and readiness answers 503 `store_corrupt` (a load balancer routes writes elsewhere); the
+ * replaced file's `-wal` and `-shm` are set aside, so the restarted service opens the file now at
+ * the path as it is.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -37,8 +38,8 @@ describe('the SQLite event store file replaced while the service runs', () => {
     copy.exec(`VACUUM INTO '${backup}'`);
     copy.close();
     expect((await append('s1', 'e2')).status).toBe(201); // after the backup: not in it
+    // `mv` leaves the replaced file's -wal and -shm at their paths (ncrecheck70 F1: the restart applied that WAL to the backup).
     fs.renameSync(backup, file);
-    for (const suffix of ['-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
 
     const refused = await append('s2', 'e3');
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 503, code: 'store_corrupt' });
@@ -48,6 +49,10 @@ describe('the SQLite event store file replaced while the service runs', () => {
       status: 'unavailable',
       store: { error: expect.stringContaining(`the event store file ${file} was replaced or removed`) },
     });
+    expect(health.body.store.error).toMatch(/events\.sqlite-wal\.replaced-\S+ and events\.sqlite-shm\.replaced-\S+ were set aside/);
+    // Not ready: every write is refused until the restart (ncrecheck70 F5: readiness stayed 200).
+    const ready = await http().get('/health/ready');
+    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'store_corrupt' });
 
     await harness.stop();
     harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'store-replaced-rm-')), env: { SQLITE_EVENTS_FILE: file } });

@@ -111,13 +111,18 @@ export class EventStoreCorruptError extends EventStoreUnavailableError {
  * stop, and another process opening the path (a replica sharing it, this service's writer thread
  * restarted) would fork the log. Handled as a damaged file is (the store refuses every operation
  * from then on, 503 `store_corrupt`); its message says to restart the service, which opens the file
- * now at the path (a restore stops the service first: README "Backup and restore").
+ * now at the path (a restore stops the service first: README "Backup and restore"), and names the
+ * replaced file's `-wal` and `-shm` files `setAside` (paths) when they were renamed out of its way.
  */
 export class EventStoreReplacedError extends EventStoreCorruptError {
   override readonly name: string = 'EventStoreReplacedError';
-  constructor(file: string, change: string) {
+  constructor(file: string, change: string, setAside: readonly string[] = []) {
     super(file, change);
-    this.message = `the event store file ${file} was replaced or removed while the service ran (${change}): nothing more is written, here or in the file now at that path; restart the service to open the file at ${file} (to restore a backup, stop the service first, then put the backup in place)`;
+    const aside =
+      setAside.length > 0
+        ? ` (the replaced file's ${setAside.map((name) => name.slice(name.lastIndexOf('/') + 1)).join(' and ')} were set aside, so the restart opens the file now there as it is)`
+        : '';
+    this.message = `the event store file ${file} was replaced or removed while the service ran (${change}): nothing more is written, here or in the file now at that path; restart the service to open the file at ${file}${aside} (to restore a backup, stop the service first, then put the backup in place)`;
   }
 }
 

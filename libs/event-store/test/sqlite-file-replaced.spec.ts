@@ -84,6 +84,49 @@ describe.each([
     expect(rowsOf(file, 's1')).toBeLessThanOrEqual(1);
   });
 
+  it("another store's file moved onto its path, its -wal and -shm left there: they are set aside, and the store opened again at the path reads the moved-in file as it is (ncrecheck70 F1)", async () => {
+    const file = path.join(dir, 'events.sqlite');
+    // Another store's file, with 40 events of its own, checkpointed (a backup).
+    const otherFile = path.join(dir, 'other.sqlite');
+    const other = SqliteEventStore.open(otherFile, { writerThread: false });
+    for (let i = 0; i < 40; i++) await other.appendToStream(`o${i % 3}`, note(`other ${i} ${'y'.repeat(700)}`));
+    await other.close();
+    const store = SqliteEventStore.open(file, options);
+    for (let i = 0; i < 30; i++) await store.appendToStream('s1', note(`ours ${i} ${'x'.repeat(1500)}`));
+    expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(0);
+    // The restore, while the store runs: `mv` onto the path leaves the old file's -wal and -shm.
+    fs.copyFileSync(otherFile, `${file}.new`);
+    fs.renameSync(`${file}.new`, file);
+    const append = store.appendToStream('s1', note('after the swap'));
+    await expect(append).rejects.toThrow(/the replaced file's events\.sqlite-wal\.replaced-\S+ and events\.sqlite-shm\.replaced-\S+ were set aside/);
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    expect(fs.readdirSync(dir).filter((name) => name.includes('.replaced-'))).toHaveLength(2);
+    await store.close();
+    // The restart: the moved-in file, whole and as it was.
+    const reopened = SqliteEventStore.open(file, { ...options, quickCheck: true });
+    expect(await reopened.headPosition()).toBe(40n);
+    await reopened.close();
+    expect(rowsOf(file, 's1')).toBe(0);
+    expect(rowsOf(file, 'o0') + rowsOf(file, 'o1') + rowsOf(file, 'o2')).toBe(40);
+  });
+
+  it.each([['-wal'], ['-wal', '-shm']])(
+    'its %s deleted: what was acknowledged is copied into the file when the change is found, so a crash then loses nothing (ncrecheck70 F3)',
+    async (...deleted) => {
+      const file = path.join(dir, 'events.sqlite');
+      const store = SqliteEventStore.open(file, options);
+      for (let i = 0; i < 5; i++) await store.appendToStream('s1', note(`acknowledged ${i}`));
+      for (const suffix of deleted) fs.rmSync(file + suffix);
+      await expect(store.appendToStream('s1', note('refused'))).rejects.toBeInstanceOf(EventStoreReplacedError);
+      // The file's bytes now, as a process killed at this moment leaves them (no close, no checkpoint at close).
+      const crashed = path.join(dir, 'crashed.sqlite');
+      fs.copyFileSync(file, crashed);
+      expect(rowsOf(crashed, 's1')).toBe(5);
+      await store.close();
+      expect(rowsOf(file, 's1')).toBe(5);
+    },
+  );
+
   it('a path that still names its file is not a change (the same file, appends as before)', async () => {
     const file = path.join(dir, 'events.sqlite');
     const store = SqliteEventStore.open(file, options);

@@ -121,4 +121,11 @@ describe('HealthTransitions', () => {
       }),
     );
   });
+
+  it('says a store refusing for good (a damaged or replaced file) answers 503 store_corrupt until the restart (ncrecheck70 F6)', () => {
+    const line = new HealthTransitions().observe('the event store file /d/events.sqlite was replaced or removed …', 0, true);
+    expect(line).toBe(
+      '/health: the store refuses every operation (the event store file /d/events.sqlite was replaced or removed …); /health says unavailable (still 200), writes answer 503 store_corrupt until the service is restarted',
+    );
+  });
 });

@@ -18,14 +18,17 @@ export class HealthTransitions {
 
   /**
    * Records one probe: `storeError` null when the store answered (`status: "ok"`), else the
-   * store's error message (`status: "unavailable"`). `nowMs` is the time in ms (Date.now()).
+   * store's error message (`status: "unavailable"`), `refusedForGood` when that error is a damaged
+   * or replaced file's (`EventStoreCorruptError`: 503 `store_corrupt` until a restart). `nowMs` is the time in ms (Date.now()).
    * Returns the line to log at warn when the state changed, else null.
    */
-  observe(storeError: string | null, nowMs: number): string | null {
+  observe(storeError: string | null, nowMs: number, refusedForGood = false): string | null {
     const change = this.outages.observe(storeError, nowMs);
     if (change === null) return null;
     if (change.kind === 'started')
-      return `/health: the store does not answer (${truncatedForLog(change.error, MAX_LOGGED_STORE_ERROR_LENGTH)}); /health says unavailable (still 200), writes answer 503 store_unavailable; the next probes log at debug until it answers again`;
+      return refusedForGood
+        ? `/health: the store refuses every operation (${truncatedForLog(change.error, MAX_LOGGED_STORE_ERROR_LENGTH)}); /health says unavailable (still 200), writes answer 503 store_corrupt until the service is restarted`
+        : `/health: the store does not answer (${truncatedForLog(change.error, MAX_LOGGED_STORE_ERROR_LENGTH)}); /health says unavailable (still 200), writes answer 503 store_unavailable; the next probes log at debug until it answers again`;
     const probes = change.failures;
     return `/health: the store answers again (unavailable at ${probes} probe${probes === 1 ? '' : 's'} over ${change.seconds.toFixed(1)} s, from the first that found it down to this one)`;
   }

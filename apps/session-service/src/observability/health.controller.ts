@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
 import { routeErrors } from '../http/error-codes';
 import { STORE_UNAVAILABLE_HEADERS, storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
-import type { EventStore } from '@lib/event-store';
+import { EventStoreCorruptError, type EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionClaims, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
@@ -131,10 +131,12 @@ export class HealthController {
     const projector = this.projector.state();
     let head: bigint | null = null;
     let storeError: string | null = null;
+    let refusedForGood = false;
     try {
       head = await this.head.head();
     } catch (err) {
       storeError = (err as Error).message;
+      refusedForGood = err instanceof EventStoreCorruptError;
     }
     const lastWriteError = this.writes.lastWriteError();
     const damaged = this.damage.damaged();
@@ -169,7 +171,7 @@ export class HealthController {
     res.status(200);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     markExpectedAnswer(res.raw ?? res, 'debug');
-    const change = this.transitions.observe(storeError, Date.now());
+    const change = this.transitions.observe(storeError, Date.now(), refusedForGood);
     if (change) this.logger.warn(change);
     return body;
   }
@@ -181,12 +183,14 @@ export class HealthController {
    * error body reads would answer: `projection_behind` (with `catchingUpTo` and `checkpoint`) while
    * catching up, `store_unavailable` while the store does not answer, `read_models_damaged` once a
    * read, a command, the projector or the decisions feed found the read models damaged ({@link ReadModelsDamage}: until a restart),
-   * and `store_unavailable` naming the file while the read models cannot be written for want of space (`readModels.full`). Never waits.
+   * `store_corrupt` once the event store's file is found damaged or replaced (every write refused until a restart), and
+   * `store_unavailable` naming the file while the read models cannot be written for want of space (`readModels.full`).
+   * Never waits longer than `/health`'s bounded read of the head.
    */
   @Get('health/ready')
   @ApiOperation({
     summary:
-      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart)',
+      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart), store_corrupt once the event store file was found damaged or replaced (until a restart)',
   })
   // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
   // holds another log than the read models were projected from (read_models_off_log: reads and writes are refused until they are
@@ -211,6 +215,17 @@ export class HealthController {
     if (damaged) {
       res.status(503);
       return { code: 'read_models_damaged', message: `not ready: ${damaged.problem}` };
+    }
+    // The store's file damaged or replaced: every write is refused until a restart (ncrecheck70 F5: ready stayed 200). A store that
+    // does not answer (an outage) leaves readiness to the reads' own check below: writes answer 503 themselves meanwhile.
+    const refused = await this.head.head().then(
+      () => null,
+      (err: unknown) => (err instanceof EventStoreCorruptError ? err : null),
+    );
+    if (refused) {
+      res.status(503);
+      const { body } = toApiError(refused);
+      return { ...body, message: `not ready: ${body.message}` };
     }
     // The read models' disk is full: writes are refused and reads needing a later position answer 503 until space is freed.
     if (projector.readModelsFull) {

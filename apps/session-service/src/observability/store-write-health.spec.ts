@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@nestjs/common';
-import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
+import { EventStoreReplacedError, EventStoreUnavailableError, type EventStore } from '@lib/event-store';
 import { StoreWriteHealth, WRITE_PROBE_INTERVAL_MS } from './store-write-health';
 
 /** A store whose appends and probes fail while `down` says so, counting the probes. */
@@ -77,6 +77,19 @@ describe('StoreWriteHealth: a store writable again without a write (a service th
     jest.advanceTimersByTime(10 * WRITE_PROBE_INTERVAL_MS);
     await settle();
     expect(state.probes).toBe(2);
+  });
+
+  it('says a replaced or damaged store file refuses every write as 503 store_corrupt until a restart (ncrecheck70 F6: it said store_unavailable and degraded)', async () => {
+    const replaced = new EventStoreReplacedError('/data/events.sqlite', 'another file is at its path now (inode 2, it had 1)');
+    const store = { appendToStream: async () => Promise.reject(replaced), probeWrite: async () => Promise.reject(replaced) } as unknown as EventStore;
+    const health = new StoreWriteHealth();
+    await expect(health.observing(store).appendToStream('s', [])).rejects.toBe(replaced);
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /^writes to the event store fail \(.*was replaced or removed.*\); every write answers 503 store_corrupt and \/health says unavailable \(store\.error\) until the service is restarted;/,
+      ),
+    ]);
+    expect(warned[0]).not.toMatch(/store_unavailable|degraded/);
   });
 
   it('a write that succeeds first stops the probes; a store without probeWrite is never probed', async () => {

@@ -22,6 +22,7 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import {
   DuplicateEventIdError,
+  EventStoreCorruptError,
   EventStoreUnavailableError,
   WriteOutcomeUnknownError,
   WrongExpectedRevisionError,
@@ -138,9 +139,13 @@ export class StoreWriteHealth implements OnModuleDestroy {
     this.last = { message: error.message, code, at: new Date(now).toISOString() };
     this.countFailure(code);
     const probed = this.probeWrite ? ` or a write probe (every ${this.probeIntervalMs / 1000} s) finds the store writable` : '';
+    const failing = `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)})`;
     if (this.outages.observe(error.message, now))
       this.logger.warn(
-        `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)}); they answer 503 store_unavailable and /health says degraded (store.lastWriteError; unavailable while the store does not answer reads either) until a write succeeds${probed}; the next failures are not logged one by one`,
+        // A damaged or replaced store file refuses every operation until the restart (ncrecheck70 F6: the line said store_unavailable and degraded).
+        error instanceof EventStoreCorruptError
+          ? `${failing}; every write answers 503 store_corrupt and /health says unavailable (store.error) until the service is restarted; the next failures are not logged one by one`
+          : `${failing}; they answer 503 store_unavailable and /health says degraded (store.lastWriteError; unavailable while the store does not answer reads either) until a write succeeds${probed}; the next failures are not logged one by one`,
       );
     this.startProbing();
   }

@@ -35,7 +35,7 @@ import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors
 import { sqliteQuickCheck } from './sqlite-quick-check';
 import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite-wal-purge';
 import { freezeShared } from '../shared-value-freeze';
-import { SqliteFileIdentity } from './sqlite-file-identity';
+import { SqliteFileIdentity, type FileChange } from './sqlite-file-identity';
 import { probeSqliteWrite } from './sqlite-write-probe';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
@@ -158,6 +158,8 @@ export class SqliteEventStore implements EventStore {
   /** The writer thread, started by the first write (an idle store holds no thread) and again after a failure. */
   private writerThread: SqliteWriterThread | undefined;
   private readonly busyTimeoutMs: number;
+  /** What changed at the store's path, once {@link assertSameFile} found it (from then on every operation is refused). */
+  private replaced: FileChange | undefined;
   /** Set by the first error saying the file is damaged: from then on every operation is refused with it. */
   private corruption: EventStoreCorruptError | null = null;
   private readonly corruptionListeners: Array<(error: EventStoreCorruptError) => void> = [];
@@ -488,6 +490,8 @@ export class SqliteEventStore implements EventStore {
       this.inFlight += 1;
       const answered = (): void => {
         this.inFlight -= 1;
+        // A batch committed while the -wal was being deleted is in the unlinked WAL too.
+        if (this.inFlight === 0 && this.replaced?.mainFile === false) this.checkpointUnlinkedWal();
         if (this.inFlight === 0) this.drain();
       };
       this.writerThread.submit(batch.map((op) => op.write)).then(
@@ -598,7 +602,34 @@ export class SqliteEventStore implements EventStore {
    */
   private assertSameFile(): void {
     const change = this.identity?.change();
-    if (change !== undefined) this.storeError(new EventStoreReplacedError(this.db.name, change));
+    if (change === undefined) return;
+    this.replaced = change;
+    if (change.mainFile) {
+      // The old file's -wal and -shm, left at their paths, would be applied to the file now there at the next open.
+      const aside = this.identity?.setAsideSidecars() ?? [];
+      this.storeError(new EventStoreReplacedError(this.db.name, change.message, aside));
+    } else {
+      // Only the -wal or -shm went: the file is still ours, and what was acknowledged is in the unlinked WAL this
+      // connection holds, until it closes. Copied into the file now, it outlives a crash (ncrecheck70 F3).
+      this.checkpointUnlinkedWal();
+      this.storeError(new EventStoreReplacedError(this.db.name, change.message));
+    }
+  }
+
+  /**
+   * After the store's `-wal` or `-shm` file was deleted or replaced ({@link replaced}, the file itself
+   * unchanged): copies the WAL this connection still holds into the file (`wal_checkpoint(TRUNCATE)`),
+   * so the appends acknowledged before are in the file any later process opens, also after a `kill
+   * -9`. Run when the change is found, and again once the writer thread's batches in flight then are
+   * answered. A checkpoint that fails (another process holds the file) leaves it to this
+   * connection's close, as before.
+   */
+  private checkpointUnlinkedWal(): void {
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Left to the close.
+    }
   }
 
   /** Throws unless the store is open, sound and its file still at its path ({@link assertSameFile}: one `stat(2)` per operation). */
