@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Logger } from '@nestjs/common';
-import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { PollingSubscriptions, SqliteEventStore, type EventStore } from '@lib/event-store';
 import { ReadModelStore } from './read-model-store';
 import { SESSION_PROJECTOR_NAME, SessionProjector } from './session-projector';
 import { checkpointEventIdentity } from './checkpoint-event';
@@ -85,6 +85,44 @@ describe('the projector on read models of another log', () => {
     expect(projector.state()).toMatchObject({ lastError: null, offLog: false });
     // at 2 when its retry found the head before the append landed, at 3 after
     expect(log.mock.calls.map(([line]) => String(line))).toContainEqual(expect.stringMatching(/^the projector follows the log again, at position [23]$/));
+    readModels.close();
+  });
+
+  it('given a running projector, when the log is replaced at once by a fork of it that shares its log up to the last check, then the batch read from the fork is not applied and the read models are off the log (ncrecheck70 F4)', async () => {
+    const log1 = await storeWith(['session-t.a', 'session-t.a']);
+    stores.push(log1);
+    const readModels = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(readModels, { retryDelayMs: 10, maxRetryDelayMs: 20 });
+    let current: EventStore = log1;
+    // Every read through `current`, the subscription's too (a polling one over `current`'s pages).
+    const pages = new PollingSubscriptions((o) => current.readAll(o), 10, 512);
+    const switching = new Proxy(log1, {
+      get: (_, name: keyof EventStore) =>
+        name === 'subscribeToAll'
+          ? (o?: Parameters<EventStore['subscribeToAll']>[0]) => pages.open(o ?? {})
+          : (...args: unknown[]) => (current[name] as (...a: unknown[]) => unknown).apply(current, args),
+    });
+    projector.start(switching);
+    expect(await projector.waitForPosition(2n, 5000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_200)); // the watch of the checkpoint recorded position 2
+    // A fork of the log at position 2 (the same events, times and positions), written on elsewhere.
+    const fork = SqliteEventStore.open(':memory:');
+    stores.push(fork);
+    await fork.logCopy().importEvents(await log1.readAll());
+    await fork.logCopy().importHead(2n);
+    for (let n = 0; n < 4; n++) await fork.appendToStream('session-t.forked', [event(500 + n)]);
+    // This replica's own append, applied; then the fork restored over the log in one transaction.
+    await log1.appendToStream('session-t.a', [event(400)]);
+    expect(await projector.waitForPosition(3n, 5000)).toBe(true);
+    current = fork;
+    for (const until = Date.now() + 5000; !projector.state().offLog && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+    await projector.stop();
+    await pages.closeAll();
+    expect(projector.state().offLog).toBe(true);
+    expect(projector.state().lastError).toMatch(/^ReadModelsOfAnotherLogError: .*the event they applied at position 3 is not the store's event there now/);
+    // Nothing of the fork past the shared part was applied, and the checkpoint is back at the event found replaced.
+    expect(readModels.db.prepare("SELECT count(*) AS n FROM sessions WHERE session_id = 'forked'").get()).toEqual({ n: 0 });
+    expect(projector.checkpoint()).toBe(3n);
     readModels.close();
   });
 

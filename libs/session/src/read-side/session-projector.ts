@@ -352,6 +352,8 @@ export class SessionProjector {
   private idle = false;
   /** The event the read models applied that the store's log no longer holds at its position ({@link watchLogHead}): set until the restart. */
   private logReplaced: { position: bigint; recorded: string; found: string } | null = null;
+  /** The last event applied while following (its position and {@link checkpointEventIdentity}), checked before each next batch ({@link logReplacedBefore}). */
+  private lastApplied: { position: bigint; identity: string } | null = null;
   /** The next check of the log's tail ({@link scheduleTailCheck}), while one is due. */
   private tailCheckTimer: NodeJS.Timeout | null = null;
   /** True while a check of the log's tail reads the store. */
@@ -792,6 +794,8 @@ export class SessionProjector {
         this.noteLongCatchUp(head);
         this.noteHeadReached();
         // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
+        const from = this.store.readCheckpointEvent(SESSION_PROJECTOR_NAME);
+        this.lastApplied = from.event !== null && from.position > 0n ? { position: from.position, identity: from.event } : null;
         subscription = eventStore.subscribeToAll({ fromPosition: this.current });
         this.subscription = subscription;
         headWatch = this.watchLogHead(eventStore);
@@ -883,7 +887,10 @@ export class SessionProjector {
         gathering.end();
       }
       this.lastBatchAt = performance.now();
+      if (await this.logReplacedBefore(batch)) return;
       await this.applyLive(batch);
+      const last = batch[batch.length - 1];
+      if (last.position <= this.current) this.lastApplied = { position: last.position, identity: checkpointEventIdentity(last) };
       if (this.lastError !== null) this.logger.log(`the projector follows the log again, at position ${this.current}`);
       this.lastError = null;
       this.lastErrorAt = null;
@@ -994,6 +1001,29 @@ export class SessionProjector {
    */
   private async endIfLogWentBack(head: bigint): Promise<boolean> {
     if (head >= this.current) return false;
+    await this.subscription?.close().catch(() => undefined);
+    return true;
+  }
+
+  /**
+   * Before a batch read while following is applied: whether the store's event at the position last
+   * applied ({@link lastApplied}) is no longer the one applied there, i.e. the log was replaced under
+   * this replica between them (a `pg_restore --clean --single-transaction` of a fork of this log,
+   * newcomer ncrecheck70 F4: the batch held the fork's events, which were applied on top, and the
+   * watch of the checkpoint every second, made on both logs' shared part, passed). Then the batch is
+   * not applied, the subscription ends and following again finds the read models off the log
+   * ({@link checkOnThisLog}). Read after the batch was, so a replacement before the batch's read is
+   * seen at this batch, and one after it at the next. A position whose event is gone (erased) proves
+   * nothing. One point read of the store per batch.
+   */
+  private async logReplacedBefore(batch: readonly RecordedEvent[]): Promise<boolean> {
+    const last = this.lastApplied;
+    const eventStore = this.eventStore;
+    if (last === null || eventStore === null || batch[0].position <= last.position) return false;
+    const at = await eventStore.eventAt(last.position);
+    const found = at === null ? null : checkpointEventIdentity(at);
+    if (found === null || found === last.identity) return false;
+    this.logReplaced = { position: last.position, recorded: last.identity, found };
     await this.subscription?.close().catch(() => undefined);
     return true;
   }
