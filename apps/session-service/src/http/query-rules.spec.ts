@@ -130,6 +130,9 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
       '2026-01-01T00:00:00 0530',
       /to: .*send the \+ as %2B; write the offset with a colon \(%2B05:30, as ±hh:mm\) \(e\.g\. 2026-01-01T00:00:00%2B05:30\)$/,
     ],
+    // ISO-8601's expanded year in range: the sign is named, not the range (newcomer ncfresh70 N3)
+    ['to', '+2026-12-06T21:05:31Z', /to: must be an ISO-8601 date-time: write the year as four digits, without a sign .*\(e\.g\. 2026-12-06T21:05:31Z\)$/],
+    ['from', '+002026-12-06T21:05:31Z', /from: .*without a sign .*\(e\.g\. 2026-12-06T21:05:31Z\)$/],
     [
       'from',
       '1798761600000',

@@ -247,6 +247,8 @@ export function orderedTimeRange<S extends string, E extends string>(
   return [check, { message: `must be earlier than ${end}`, path: [start] }];
 }
 
+/** An ISO-8601 expanded year with its `+` sign: group 1 its digits (`+2026-…`, `+002026-…`). */
+const SIGNED_YEAR = /^\+(\d{4,})(?=-\d\d-\d\d)/;
 /** A year past 9999: five or more digits, or ISO-8601's expanded (signed) years. */
 const EXPANDED_YEAR = /^(?:[+-]?\d{5,}|[+-]\d{4})-\d\d-\d\d/;
 /** Second 60 (a leap second) in an otherwise ISO-8601 date-time, with its fraction when it has one (`:60.5`: still second 60). */
@@ -318,7 +320,7 @@ function fieldsOutOfRange(text: string): { fixes: string[]; fixed: string } | un
 /**
  * What to fix in `text`, a date-time {@link isoDateTime} refused, when the fix is one of these (else
  * undefined, for the caller's general message): a year past 9999 ({@link CLIENT_TIME_RANGE_RULE},
- * as year 0000 gets); digits only (Unix milliseconds, {@link epochMillisFix}); a space for the
+ * as year 0000 gets); a year in range with ISO-8601's expanded sign (`+2026-…`: write `2026-…`); digits only (Unix milliseconds, {@link epochMillisFix}); a space for the
  * `T`; a lower-case `t` or `z` (RFC 3339 allows them; the API reads ISO-8601's upper case); no
  * seconds; no time at all (a date alone: add `T00:00:00Z`); second 60 (a leap second: UTC text
  * here has none); a month, day, hour, minute or second that does not exist ({@link fieldsOutOfRange}:
@@ -327,10 +329,15 @@ function fieldsOutOfRange(text: string): { fixes: string[]; fixed: string } | un
  * so fixed as the example (its `+` written as `plus`: `%2B` in a query string).
  */
 export function dateTimeFix(text: string, plus = '+'): string | undefined {
-  if (EXPANDED_YEAR.test(text)) return CLIENT_TIME_RANGE_RULE;
-  if (/^-?\d+$/.test(text)) return epochMillisFix(Number(text));
   const fixes: string[] = [];
   let fixed = text;
+  // ISO-8601's expanded form of a year in range (`+2026-…`, `+002026-…`): the sign is the fault, not the year (newcomer ncfresh70 N3).
+  const signed = SIGNED_YEAR.exec(text);
+  if (signed && Number(signed[1]) >= 1 && Number(signed[1]) <= 9999) {
+    fixed = `${String(Number(signed[1])).padStart(4, '0')}${text.slice(signed[0].length)}`;
+    fixes.push('write the year as four digits, without a sign (ISO-8601\'s expanded years, "+2026", are not read)');
+  } else if (EXPANDED_YEAR.test(text)) return CLIENT_TIME_RANGE_RULE;
+  if (/^-?\d+$/.test(text)) return epochMillisFix(Number(text));
   if (SPACE_FOR_T.test(fixed)) {
     fixed = fixed.replace(SPACE_FOR_T, '$1T');
     fixes.push('write a "T" between date and time, not a space');
