@@ -49,7 +49,10 @@ describeWithChromium('audit page in a browser: why a compaction archived each ev
       ['a2', 'cut moved to the turn start', 'the strategy kept it; the kept part must start at a user event, DESIGN §3.3.1'],
     ]);
     // The superseded one keeps its kind label and note.
-    expect(await ui.page.locator('#diff li[data-event="sys1"][data-change=archived] .kind').textContent()).toBe('system · superseded');
+    const kind = ui.page.locator('#diff li[data-event="sys1"][data-change=archived] .kind');
+    expect(await kind.textContent()).toBe('system · superseded');
+    // In the details of the compaction that archived it (newcomer ncrecheck70 F7: "the next compaction archives it").
+    expect(await kind.getAttribute('title')).toBe('a newer system message replaced it: not sent to the model; this compaction archived it');
     expect(await ui.page.locator('#planned-archive').count()).toBe(0);
   });
 
@@ -68,5 +71,23 @@ describeWithChromium('audit page in a browser: why a compaction archived each ev
     expect(await ui.page.locator('#planned-archive').innerText()).toBe(
       'planned to archive 5 events (f-sys1, f-u1, f-a1, f-u2 and 1 more) and summarize 4 of them; the summarizer failed, so only the superseded system message was archived',
     );
+  });
+  itInPage('labels an archived notice "notice" in the Before list, as the timeline does (newcomer ncrecheck70 F7)', async () => {
+    const path = { sessionId: 'notices' };
+    const events = [
+      { id: 'n-u1', type: 'user', text: 'a question' },
+      { id: 'n-note', type: 'system', notice: true, text: 'a file arrived' },
+      { id: 'n-a1', type: 'assistant', text: 'an answer' },
+      { id: 'n-u2', type: 'user', text: 'another question' },
+      { id: 'n-a2', type: 'assistant', text: 'another answer' },
+    ];
+    await ui.client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+    const { data: pass } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: 2 } },
+    });
+    expect(pass!.archived).toContain('n-note');
+    await archivedReasons('notices', pass!.compactionId!);
+    expect(await ui.page.locator('#diff li[data-event="n-note"][data-change=archived] .kind').textContent()).toBe('notice');
   });
 });

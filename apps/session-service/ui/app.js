@@ -1901,18 +1901,22 @@ function archivedByLink(compactionId, select) {
  * What the page calls an event's kind: its type, but `notice` for a system notice (DESIGN §3.1: a message injected into
  * the conversation, such as "a file arrived": a real event, sent to the model in its place, never pinned). In a window,
  * `role` tells the stored system messages apart (DESIGN §3.2): the pinned one, the latest, which the model gets first,
- * and a superseded one, which a newer replaced: not sent, and archived by the next pass.
- * @param {{ type?: string, notice?: boolean }} event @param {'pinned' | 'superseded'} [role]
+ * and a superseded one, which a newer replaced: not sent, and archived by the next pass (`archived`: by the
+ * compaction whose details show it, which says so).
+ * @param {{ type?: string, notice?: boolean }} event @param {'pinned' | 'superseded'} [role] @param {'archived'} [archived]
  * @returns {HTMLElement} the kind's `<span class="kind">`, with a tooltip saying what it means for the model
  */
-function kindLabel(event, role) {
+function kindLabel(event, role, archived) {
   if (event.type === 'system' && event.notice === true)
     return h('span', { class: 'kind', title: 'a notice: a message injected into the conversation, sent in its place (never pinned)' }, 'notice');
   if (role === 'pinned') return h('span', { class: 'kind', title: 'the pinned system message: the latest, which the model gets first' }, 'system · pinned');
   if (role === 'superseded')
     return h(
       'span',
-      { class: 'kind', title: 'a newer system message replaced it: not sent to the model; the next compaction archives it' },
+      {
+        class: 'kind',
+        title: `a newer system message replaced it: not sent to the model; ${archived === 'archived' ? 'this compaction archived it' : 'the next compaction archives it'}`,
+      },
       'system · superseded',
     );
   return h('span', { class: 'kind' }, event.type ?? '');
@@ -2703,7 +2707,12 @@ function diffView(sessionId, diff, item, close, events) {
           return h(
             'li',
             { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change, 'data-reason': reason },
-            replaced ? kindLabel(e, 'superseded') : h('span', { class: 'kind' }, e.type),
+            // A notice reads as one here too (newcomer ncrecheck70 F7: it read "system", the timeline NOTICE).
+            kindLabel(
+              { type: e.type, notice: /** @type {any} */ (events.get(e.id)?.data)?.event?.notice === true },
+              replaced ? 'superseded' : undefined,
+              replaced ? 'archived' : undefined,
+            ),
             h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
             reason ? h('span', { class: 'badge reason', title: ARCHIVE_REASONS[reason].title }, ARCHIVE_REASONS[reason].tag) : null,
