@@ -909,6 +909,8 @@ async function renderSessionList(isCurrent) {
   let reading = false;
   /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
   let restartedNote = '';
+  /** The query (filters) of the list on screen, which "Load more" pages on; undefined before its first page. @type {URLSearchParams | undefined} */
+  let pagedQuery;
   /** The newest `lastActivityAt` listed (the first session's): sessions written since are read again at the last page ({@link readSince}). */
   /** @type {string | undefined} */
   let newestActivity;
@@ -991,8 +993,9 @@ async function renderSessionList(isCurrent) {
     more.setAttribute('aria-disabled', 'true');
     more.textContent = 'Loading…';
     if (fresh) showLoading('Reading the session list…');
-    const query = new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR });
-    if (user.value.trim()) query.set('userId', user.value.trim());
+    // "Load more" goes on with the filters of the list on screen, not a user id typed since (its cursor is that list's).
+    const query = fresh || pagedQuery === undefined ? new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR }) : pagedQuery;
+    if ((fresh || pagedQuery === undefined) && user.value.trim()) query.set('userId', user.value.trim());
     /** @param {string | undefined} after @returns {Promise<Schemas['SessionList']>} */
     const read = (after) => api(`/v1/sessions?${query}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
     try {
@@ -1002,6 +1005,7 @@ async function renderSessionList(isCurrent) {
       const movedMeanwhile = !fresh && !restarted && !page.nextCursor && newestActivity ? await readSince(query, newestActivity) : [];
       if (stale()) return false;
       if (fresh || restarted) sessions = [];
+      pagedQuery = query;
       restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
       const listedBefore = new Set(listed);

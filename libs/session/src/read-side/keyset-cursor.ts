@@ -34,15 +34,26 @@ function sessionDigest(sessionId: string): string {
 }
 
 /**
+ * The digest of a session list's filters a cursor of it carries (`q`: 12 base64url characters of
+ * SHA-256 of `values`, the filters in a fixed order, absent ones included), so that its next page is
+ * refused for other filters (newcomer ncfresh70 F2: it answered the other filters' list from the
+ * middle), as recall's and a compaction history's cursors are.
+ */
+export function listFiltersDigest(values: ReadonlyArray<string | undefined>): string {
+  return createHash('sha256').update(JSON.stringify(values), 'utf8').digest('base64url').slice(0, 12);
+}
+
+/**
  * Encodes the key (bigint: a global position or a stream revision) of the last item of a page of
- * `list`. A compaction-history cursor (`list` `compactions`) also names the session whose page it
+ * `list`; a session list's cursor also carries its filters' digest `filters` ({@link listFiltersDigest}). A compaction-history cursor (`list` `compactions`) also names the session whose page it
  * continues, `sessionId`: its id (`s`) when the cursor stays within
  * {@link EARLIER_BUILDS_MAX_CURSOR_LENGTH} characters, else a digest of it (`h`). Same format
  * version: earlier builds ignore both fields.
  */
-export function encodeKeysetCursor(list: KeysetList, key: bigint, sessionId?: string): string {
+export function encodeKeysetCursor(list: KeysetList, key: bigint, sessionId?: string, filters?: string): string {
   const encode = (fields: Record<string, string>) =>
     Buffer.from(JSON.stringify({ v: KEYSET_CURSOR_VERSION, l: list, k: key.toString(), ...fields }), 'utf8').toString('base64url');
+  if (list === 'sessions' && filters !== undefined) return encode({ q: filters });
   if (list !== 'compactions' || sessionId === undefined) return encode({});
   const named = encode({ s: sessionId });
   return named.length <= EARLIER_BUILDS_MAX_CURSOR_LENGTH ? named : encode({ h: sessionDigest(sessionId) });
@@ -83,7 +94,7 @@ export function keysetCursorPastEnd(list: KeysetList, key: bigint, end: bigint):
 
 /**
  * Decodes a cursor made by {@link encodeKeysetCursor} for `list` (of the session `sessionId`, for
- * a compaction history). Every field it reads is checked for its type and range (the rule of
+ * a compaction history; of the filters whose digest is `filters`, for the session list). Every field it reads is checked for its type and range (the rule of
  * `cursor-fields`): `k` canonical decimal text of the list's key range ({@link KEY_RANGES}), a
  * compaction-history cursor's `s` a non-empty string and `h` a digest (12 base64url characters).
  * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed (`is not a cursor;
@@ -92,14 +103,15 @@ export function keysetCursorPastEnd(list: KeysetList, key: bigint, end: bigint):
  *   message names that route, see `cursorOfAnotherRoute`), or, for a compaction history, to another
  *   session's (the message names it when the cursor carries its id, see `cursorOfAnotherSession`). A
  *   compaction-history cursor naming no session (made before cursors named it) is read as before:
- *   for any session.
+ *   for any session; so is a session-list cursor without its filters' digest. A session-list
+ *   cursor of other filters is refused (`belongs to the session list with other filters …`).
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version: another release made it.
  */
-export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: string): bigint {
+export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: string, filters?: string): bigint {
   const fields = cursorFields(text);
   if (fields === null) throw refuse.malformed();
-  const { v, l, k, f, s, h } = fields;
+  const { v, l, k, f, s, h, q } = fields;
   const version = cursorVersion(v);
   if (version !== undefined && version !== KEYSET_CURSOR_VERSION && typeof l === 'string')
     throw new CursorOfAnotherReleaseError(version, KEYSET_CURSOR_VERSION, 'list again without cursor (the first page) and follow the new nextCursor');
@@ -109,9 +121,15 @@ export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: s
   if (l === 'sessions' || l === 'compactions' || l === 'erasures') {
     if (l !== list) throw cursorOfAnotherRoute(l);
   } else throw new InvalidQueryError('cursor', `is a cursor of another list (${quoteInput(l)}); pass the nextCursor of the previous page unchanged`);
-  if ((s !== undefined && (typeof s !== 'string' || s === '')) || (h !== undefined && (typeof h !== 'string' || !/^[A-Za-z0-9_-]{12}$/.test(h))))
-    throw refuse.malformed();
+  const digest = (value: unknown) => value !== undefined && (typeof value !== 'string' || !/^[A-Za-z0-9_-]{12}$/.test(value));
+  if ((s !== undefined && (typeof s !== 'string' || s === '')) || digest(h) || digest(q)) throw refuse.malformed();
   const key = cursorInteger(k, KEY_RANGES[list], refuse);
+  // A session list's cursor of other filters; one without `q` (made before cursors carried it) is read as before.
+  if (list === 'sessions' && filters !== undefined && typeof q === 'string' && q !== filters)
+    throw new InvalidQueryError(
+      'cursor',
+      'belongs to the session list with other filters (userId, updatedSince, updatedBefore); pass the nextCursor of the previous page unchanged, with the same filters',
+    );
   if (list === 'compactions' && sessionId !== undefined) {
     if (typeof s === 'string' && s !== sessionId) throw cursorOfAnotherSession(s);
     if (typeof h === 'string' && h !== sessionDigest(sessionId)) throw cursorOfAnotherSession();

@@ -101,3 +101,41 @@ describe('session list updatedBefore', () => {
     expect(ids(store, { updatedSince: '2026-02-01T00:00:00.005Z', updatedBefore: '2026-02-01T00:00:00.005Z' })).toEqual([]);
   });
 });
+
+describe('session list cursors and their filters (newcomer ncfresh70 F2)', () => {
+  /** Sessions s0…s5, alternately of users u0 and u1. */
+  function users(): ReadModelStore {
+    const log = new RecordedSessionLog();
+    for (let i = 0; i < 6; i++) log.append(`s${i}`, user(`m${i}`, `text ${i}`), { userId: `u${i % 2}` });
+    return projectedReadModels(log);
+  }
+  const list = (store: ReadModelStore, query: { userId?: string; updatedSince?: string; cursor?: string }) =>
+    listSessionSummaries(store, { tenantId: 'default', estimator: 'chars', limit: 2, ...query });
+
+  it('continues its own list, the same filters sent again (a time written otherwise but the same instant too)', () => {
+    const store = users();
+    const first = list(store, { userId: 'u0', updatedSince: '2000-01-01T00:00:00Z' });
+    const next = list(store, { userId: 'u0', updatedSince: '2000-01-01T00:00:00.000+00:00', cursor: first.nextCursor });
+    expect([...first.sessions, ...next.sessions].map((s) => s.sessionId)).toEqual(['s4', 's2', 's0']);
+  });
+
+  it('refuses a cursor of the list with other filters: no page from the middle of another list', () => {
+    const store = users();
+    const unfiltered = list(store, {}).nextCursor;
+    expect(() => list(store, { userId: 'u1', cursor: unfiltered })).toThrow(
+      'cursor: belongs to the session list with other filters (userId, updatedSince, updatedBefore); pass the nextCursor of the previous page unchanged, with the same filters',
+    );
+    const ofU0 = list(store, { userId: 'u0' }).nextCursor;
+    expect(() => list(store, { userId: 'u1', cursor: ofU0 })).toThrow('belongs to the session list with other filters');
+    expect(() => list(store, { cursor: ofU0 })).toThrow('belongs to the session list with other filters');
+  });
+
+  it('follows a cursor an earlier release made (no filters in it) as before', () => {
+    const store = users();
+    const first = list(store, {});
+    const fields = JSON.parse(Buffer.from(first.nextCursor!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    delete fields.q;
+    const earlier = Buffer.from(JSON.stringify(fields), 'utf8').toString('base64url');
+    expect(list(store, { userId: 'u1', cursor: earlier }).sessions.map((s) => s.sessionId)).toEqual(['s3', 's1']);
+  });
+});

@@ -1,6 +1,6 @@
 import { hasSubMillisecond, utcMillisTime } from '../../domain/utc-time-text';
 import type { EstimatorName } from '../../events/session-stream-events';
-import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
+import { decodeKeysetCursor, encodeKeysetCursor, listFiltersDigest } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
 import { SUMMARIZER_SPEND_COLUMNS } from '../session-summary-counts';
 import { summarizerFigures, type SummarizerFigures } from './compaction-history-item';
@@ -114,16 +114,24 @@ export function listSessionSummaries(store: ReadModelStore, query: SessionListQu
     where.push(hasSubMillisecond(query.updatedBefore) ? 'updated_at <= @updatedBefore' : 'updated_at < @updatedBefore');
     params.updatedBefore = utcMillisTime(query.updatedBefore);
   }
+  // The filters as the query applies them (times to the millisecond, with their comparison): one digest per list.
+  const filters = listFiltersDigest([
+    where.join(' AND '),
+    query.tenantId,
+    query.userId,
+    params.updatedSince as string | undefined,
+    params.updatedBefore as string | undefined,
+  ]);
   if (query.cursor !== undefined) {
     where.push('last_position < @before');
-    params.before = decodeKeysetCursor('sessions', query.cursor);
+    params.before = decodeKeysetCursor('sessions', query.cursor, undefined, filters);
   }
   const rows = store.db
     .prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${where.join(' AND ')} ORDER BY last_position DESC LIMIT @limit`)
     .safeIntegers(true)
     .all(params) as SessionRow[];
   const page: SessionSummaryPage = { sessions: rows.slice(0, limit).map((row) => summarize(store, row, query.estimator)) };
-  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('sessions', rows[limit - 1].lastPosition);
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('sessions', rows[limit - 1].lastPosition, undefined, filters);
   return page;
 }
 
