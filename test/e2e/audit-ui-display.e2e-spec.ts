@@ -353,6 +353,8 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
       const shown = await opened(hash);
       expect(shown).toContain(`This link opens no page: ${hash}: ${sessionLinks}`);
       expect(await ui.page.locator('#page-error a[href="#/"]').count()).toBe(1);
+      // and the session the link names (newcomer ncverify70: "go to the session" linked only the list)
+      expect(await ui.page.locator(`#page-error a[href="#/s/${SESSION}"]`).innerText()).toBe(`Session ${SESSION}`);
     }
     expect(await opened('#/s/..')).toContain('#/s/..: ".." is not a session id');
     expect(await opened('#/s/%2E')).toContain('"." is not a session id');

@@ -44,6 +44,8 @@ describe('the SQLite event store file replaced while the service runs', () => {
     const refused = await append('s2', 'e3');
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 503, code: 'store_corrupt' });
     expect(refused.body.message).toMatch(/^the event store's file was replaced or removed while the service ran: nothing was written.*restarted/);
+    expect(refused.body.message).toMatch(/the replaced file's events\.sqlite-wal\.replaced-\S+ and events\.sqlite-shm\.replaced-\S+ were set aside for it/);
+    expect(refused.body.message).not.toContain(dataDir);
     const health = await http().get('/health');
     expect(health.body).toMatchObject({
       status: 'unavailable',

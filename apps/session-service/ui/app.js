@@ -63,6 +63,27 @@ const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 /** Thrown when the service needs a key (401). */
 class NeedsKey extends Error {}
 
+/** A link of the page that opens no page ({@link unknownRouteMessage}); `sessionId`: the session it names, whose page it may have meant. */
+class UnknownRoute extends Error {
+  /** @param {string} message @param {string} [sessionId] */
+  constructor(message, sessionId) {
+    super(message);
+    this.sessionId = sessionId;
+  }
+}
+
+/**
+ * The links an error offers besides Retry: for a link that opens no page but names a session (`#/s/x/y`), that
+ * session's page (newcomer ncverify70: the message said "go to the session" and linked only the list).
+ * @param {unknown} err
+ * @returns {Array<Node | string>}
+ */
+function errorLinks(err) {
+  return err instanceof UnknownRoute && err.sessionId !== undefined
+    ? [h('a', { href: sessionHref(err.sessionId) }, 'Session ', stored(err.sessionId)), ' ']
+    : [];
+}
+
 /** The service answered with an error status (other than 401): `status`, and the API's `code` and `message`. */
 class ApiError extends Error {
   /**
@@ -255,7 +276,9 @@ const banner = /** @type {HTMLElement} */ (document.getElementById('banner'));
  * @param {string | Array<Node | string>} what @param {unknown} err @param {() => void} retry
  */
 function showBanner(what, err, retry) {
-  banner.replaceChildren(errorBox(what, err, retry, [h('button', { type: 'button', class: 'dismiss', onclick: () => clearBanner() }, 'Dismiss')]));
+  banner.replaceChildren(
+    errorBox(what, err, retry, [...errorLinks(err), h('button', { type: 'button', class: 'dismiss', onclick: () => clearBanner() }, 'Dismiss')]),
+  );
   banner.hidden = false;
 }
 
@@ -3959,7 +3982,11 @@ function skipLink(id, label, target) {
 function failInPlace(what, err, retry) {
   if (err instanceof NeedsKey) return showKeyPrompt(err.message);
   if (pageShown) return showBanner(what, err, retry);
-  showPage(false, undefined, h('section', { class: 'panel', id: 'page-error' }, errorBox(what, err, retry, [h('a', { href: '#/' }, 'All sessions')])));
+  showPage(
+    false,
+    undefined,
+    h('section', { class: 'panel', id: 'page-error' }, errorBox(what, err, retry, [...errorLinks(err), h('a', { href: '#/' }, 'All sessions')])),
+  );
 }
 
 /**
@@ -4008,6 +4035,23 @@ function showMode(mode) {
 const SESSION_ROUTE = /^#\/s\/([^/?]+)(?:\/c\/([^/?]+)|\/e\/([^/?]+)|\/r\/(\d+))?\/?$/;
 /** The links of the session list: no hash, `#`, `#/`, or `#/?` with its filters (`q`, `user`). */
 const LIST_ROUTE = /^(?:#?|#\/(?:\?.*)?)$/;
+
+/**
+ * The session a page link `hash` names (`#/s/<id>…`, percent-decoded), or undefined: none, `.` or
+ * `..`, or not valid percent-encoding.
+ * @param {string} hash
+ * @returns {string | undefined}
+ */
+function sessionOfLink(hash) {
+  const session = hash.match(/^#\/s\/([^/?]+)/);
+  if (!session) return undefined;
+  try {
+    const id = decodeURIComponent(session[1] ?? '');
+    return id === '.' || id === '..' ? undefined : id;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Why the page's link `hash` opens nothing, and the links that do (newcomer ncui69 F10): a
@@ -4076,7 +4120,7 @@ async function render(reread = false, goTo) {
       // "." and ".." are no session ids: the browser would resolve them out of the API's path.
       if (sessionId === '.' || sessionId === '..') {
         what = 'This link opens no page';
-        throw new Error(unknownRouteMessage(location.hash));
+        throw new UnknownRoute(unknownRouteMessage(location.hash));
       }
       const selected = match[2] ? linkPart(match[2]) : undefined;
       // A row link: the timeline goes to that event (a recall hit's) or revision (a compaction's policy revision).
@@ -4112,7 +4156,7 @@ async function render(reread = false, goTo) {
       await renderErasures(isCurrent);
     } else if (!LIST_ROUTE.test(location.hash)) {
       what = 'This link opens no page';
-      throw new Error(unknownRouteMessage(location.hash));
+      throw new UnknownRoute(unknownRouteMessage(location.hash), sessionOfLink(location.hash));
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);

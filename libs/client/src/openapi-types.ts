@@ -6108,7 +6108,7 @@ export interface operations {
                         } | null;
                         /** @description null counts as absent */
                         name?: string | null;
-                        /** @description a non-empty string that shows something (not only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)): user and system events need text */
+                        /** @description a non-empty string that shows something (not only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)): user and system events need text */
                         text: string;
                         /** @description null counts as absent */
                         textParts?: string[] | null;
@@ -6173,7 +6173,7 @@ export interface operations {
                         name?: string | null;
                         /** @description null counts as absent */
                         notice?: boolean | null;
-                        /** @description a non-empty string that shows something (not only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)): user and system events need text */
+                        /** @description a non-empty string that shows something (not only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)): user and system events need text */
                         text: string;
                         /** @description null counts as absent */
                         textParts?: string[] | null;

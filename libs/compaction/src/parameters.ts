@@ -15,7 +15,7 @@ import { describeValue, InvalidParameterError } from './invalid-parameter-error'
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
 import { codePointLength, LENGTH_UNIT } from './text-length';
 import { quoteInput } from './quoted-input';
-import { showsNothing } from './text-shows-nothing';
+import { showsNothing, SHOWS_NOTHING_DESCRIPTION } from './text-shows-nothing';
 import { keysOf, STRATEGY_ALLOWED_KEYS } from './parameter-keys';
 import { firstUnknownKey, unknownFieldHint, unknownKeyGot } from './unknown-field-hint';
 
@@ -88,7 +88,7 @@ export function readInteger(value: unknown, path: string, min: number, max: numb
 /** Reads an optional text parameter: `undefined` or `null` (absent) → `fallback`; otherwise a valid, non-blank string within `maxLength`. Throws {@link InvalidParameterError} naming `path`. */
 function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
   if (value === undefined || value === null) return fallback;
-  const allowed = `a non-blank string of at most ${maxLength} ${LENGTH_UNIT}, valid Unicode (no lone surrogate)`;
+  const allowed = `a non-blank string (not ${SHOWS_NOTHING_DESCRIPTION}) of at most ${maxLength} ${LENGTH_UNIT}, valid Unicode (no lone surrogate)`;
   if (
     typeof value !== 'string' ||
     showsNothing(value) ||

@@ -10,14 +10,16 @@
  * Text that shows nothing (the empty text included): white space (Unicode White_Space),
  * default-ignorable code points (Default_Ignorable_Code_Point: zero-width space and joiners, word
  * joiner, soft hyphen, variation selectors, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0,
- * U+180E), control and format characters (Cc, Cf), the blank Braille pattern U+2800, and
+ * U+180E), control and format characters (Cc, Cf), the blank Braille pattern U+2800, the object
+ * replacement character U+FFFC (where an attachment was: browsers draw nothing; newcomer ncverify70 L1), and
  * combining marks (M: an accent, a vowel sign), which show only on a base character, and none is
  * there (newcomer ncrecheck65 F1: a reply of U+0301 alone was stored as the summary).
  */
-const SHOWS_NOTHING = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800\p{M}]*$/u;
+const SHOWS_NOTHING = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800\uFFFC\p{M}]*$/u;
 
 /** What a text that shows nothing holds, in words (after "is blank: " or "blank reply: "). */
-export const SHOWS_NOTHING_DESCRIPTION = 'only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)';
+export const SHOWS_NOTHING_DESCRIPTION =
+  'only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)';
 
 /**
  * True when `text` (any length, UTF-16) shows nothing ({@link SHOWS_NOTHING}): `""`, `"   "`,

@@ -27,6 +27,7 @@ const INVISIBLE = [
   '\u20dd',
   '\u0000',
   '\ufe0f',
+  '\ufffc',
 ];
 
 describe('showsNothing', () => {
@@ -36,6 +37,8 @@ describe('showsNothing', () => {
     ['\u200b', true],
     ['\u0301', true],
     ['\u2800\n', true],
+    ['\ufffc', true],
+    ['\ue000', false],
     ['.', false],
     ['a\u0301', false],
     ['😀', false],

@@ -116,7 +116,12 @@ export class EventStoreCorruptError extends EventStoreUnavailableError {
  */
 export class EventStoreReplacedError extends EventStoreCorruptError {
   override readonly name: string = 'EventStoreReplacedError';
-  constructor(file: string, change: string, setAside: readonly string[] = []) {
+  constructor(
+    file: string,
+    change: string,
+    /** The paths of the replaced file's `-wal` and `-shm` files, renamed out of the way (none when there were none, or only those changed). */
+    readonly setAside: readonly string[] = [],
+  ) {
     super(file, change);
     const aside =
       setAside.length > 0

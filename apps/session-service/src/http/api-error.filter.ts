@@ -264,7 +264,12 @@ export function toApiError(err: unknown, path?: string): { status: number; body:
       body: {
         code: 'store_corrupt',
         message:
-          "the event store's file was replaced or removed while the service ran: nothing was written, and nothing will be until the service is restarted (it then opens the file now at its path; to restore a backup, stop the service first; GET /health names the file)",
+          "the event store's file was replaced or removed while the service ran: nothing was written, and nothing will be until the service is restarted (it then opens the file now at its path" +
+          // Their names without the directory, as the answer never names the store's path (newcomer ncverify70).
+          (err.setAside.length > 0
+            ? `; the replaced file's ${err.setAside.map((name) => name.slice(name.lastIndexOf('/') + 1)).join(' and ')} were set aside for it`
+            : '') +
+          '; to restore a backup, stop the service first; GET /health names the file)',
       },
     };
   if (err instanceof EventStoreCorruptError)

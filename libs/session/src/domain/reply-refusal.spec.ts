@@ -42,7 +42,7 @@ describe('replyRefusal (DESIGN §3.7: an unusable reply is a failure)', () => {
   it('refuses a reply that renders as nothing (DESIGN §3.7 "a blank, whitespace or error reply is a failure"; newcomer ncdesign65 F1: U+200B was stored as the summary)', () => {
     for (const reply of ['\u200b', '\u200b\u200b \u2060', '\u180e', '\u3164', '\u2800', '', '\u0301', '\u200b\u0301', ' \u0301\u0308 ']) {
       expect(replyRefusal(reply, 1000)).toBe(
-        'blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)',
+        'blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)',
       );
     }
     fc.assert(

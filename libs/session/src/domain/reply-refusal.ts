@@ -22,7 +22,7 @@ import { hasLoneSurrogate } from './openai-chat-format';
  * @param text the reply as it would be stored (trimmed).
  * @param maxTextLength integer ≥ 1, characters (Unicode code points); undefined: no length bound.
  * @returns undefined when the reply is usable; else the reason, without any of the text, e.g.
- *   `blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter)`,
+ *   `blank reply: only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)`,
  *   `reply is not valid Unicode: a lone UTF-16 surrogate at code unit 8` or
  *   `reply longer than the longest text an event may hold (2200000 characters, MAX_TEXT_LENGTH 1000000)`.
  */

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Logger } from '@nestjs/common';
-import { PollingSubscriptions, SqliteEventStore, type EventStore } from '@lib/event-store';
+import { EventStoreReplacedError, PollingSubscriptions, SqliteEventStore, type EventStore } from '@lib/event-store';
 import { ReadModelStore } from './read-model-store';
 import { SESSION_PROJECTOR_NAME, SessionProjector } from './session-projector';
 import { checkpointEventIdentity } from './checkpoint-event';
@@ -124,6 +124,26 @@ describe('the projector on read models of another log', () => {
     expect(readModels.db.prepare("SELECT count(*) AS n FROM sessions WHERE session_id = 'forked'").get()).toEqual({ n: 0 });
     expect(projector.checkpoint()).toBe(3n);
     readModels.close();
+  });
+
+  it('given a store whose file was replaced, when the projector follows it, then its one line says nothing changes until the restart (newcomer ncverify70)', async () => {
+    const store = await storeWith(['session-t.a']);
+    stores.push(store);
+    const replaced = new EventStoreReplacedError('/data/events.sqlite', 'another file is at its path now (inode 2, it had 1)');
+    const refusing = Object.assign(Object.create(store) as EventStore, { headPosition: () => Promise.reject(replaced) });
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const projector = new SessionProjector(ReadModelStore.open(':memory:'), { retryDelayMs: 10, maxRetryDelayMs: 20 });
+      projector.start(refusing);
+      for (const until = Date.now() + 5000; warn.mock.calls.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      await projector.stop();
+      expect(warn.mock.calls.map(([line]) => String(line))).toEqual([
+        `the projector cannot follow the log: the event store refuses every operation (${replaced.message}); it applies nothing more until the service is restarted (writes answer 503 store_corrupt)`,
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('given read models of the previous release (no event recorded with the checkpoint), when the projector starts, then it follows the log and records the event', async () => {

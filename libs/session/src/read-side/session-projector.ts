@@ -5,6 +5,7 @@ import {
   EventStoreUnavailableError,
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
+  EventStoreCorruptError,
   isSqliteDiskFull,
   isSqliteWriteFailure,
   headToSkipTo,
@@ -819,9 +820,14 @@ export class SessionProjector {
           this.logger.warn(
             `the read models cannot be written: ${because} (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until ${until}; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
           );
-        } else if (this.lastError === null)
+        } else if (this.lastError === null && error instanceof EventStoreCorruptError)
+          // A damaged or replaced store file: nothing changes until a restart (newcomer ncverify70: the line said it retries, cut mid-path).
           this.logger.warn(
-            `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
+            `the projector cannot follow the log: the event store refuses every operation (${error.message}); it applies nothing more until the service is restarted (writes answer 503 store_corrupt)`,
+          );
+        else if (this.lastError === null)
+          this.logger.warn(
+            `the projector cannot follow the log: ${message.slice(0, 300)}${message.length > 300 ? '…' : ''}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
           );
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
