@@ -18,8 +18,7 @@
 const SHOWS_NOTHING = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800\uFFFC\p{M}]*$/u;
 
 /** What a text that shows nothing holds, in words (after "is blank: " or "blank reply: "). */
-export const SHOWS_NOTHING_DESCRIPTION =
-  'only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)';
+export const SHOWS_NOTHING_DESCRIPTION = 'only characters that render as nothing (white space, zero-width or filler characters, marks on no letter, U+FFFC)';
 
 /**
  * True when `text` (any length, UTF-16) shows nothing ({@link SHOWS_NOTHING}): `""`, `"   "`,
