@@ -9,12 +9,13 @@
  *   included) and their `createdAt`.
  */
 import fc from 'fast-check';
+import { showsNothing } from '@lib/compaction';
 import { useService } from '../support/service-harness';
 
 const RUNS = 25;
 
-/** Well-formed text (no lone surrogates), non-empty. */
-const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 });
+/** Well-formed text (no lone surrogates) that shows something: user, system and summary text that shows nothing is refused. */
+const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }).filter((t) => !showsNothing(t));
 const name = fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/), text);
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 const partsOf = fc.array(text, { minLength: 1, maxLength: 3 });
