@@ -1328,6 +1328,17 @@ const CASES: BadRequest[] = [
     code: 'unsupported_media_type',
     mentions: /Content-Type: application\/json/,
   },
+  // A parameter without "=" is no parameter (RFC 9110 §5.6.6; newcomer ncfresh70 N1: it was ignored).
+  {
+    name: 'Content-Type parameter without a value',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events":[{"id":"ct1","type":"user","text":"x"}]}',
+    headers: { 'content-type': 'application/json; foo' },
+    status: 415,
+    code: 'unsupported_media_type',
+    mentions: /^the Content-Type's parameter "foo" has no value \(a parameter is name=value\): send Content-Type: application\/json/,
+  },
   { name: 'JSON null body', method: 'post', path: `${S}/events`, raw: 'null', status: 400, code: 'validation_failed', mentions: /body must be a JSON object/ },
   {
     name: 'compact: strategy missing on a session without a policy',

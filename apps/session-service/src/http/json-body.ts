@@ -108,9 +108,25 @@ export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: 
   if (ambiguous) return void reply.code(415).send(ambiguous);
   const type = mediaType.trim().toLowerCase();
   if (!JSON_TYPE.test(type)) return void reply.code(415).send(unsupportedMediaType(type));
+  const malformed = malformedParameter(params);
+  if (malformed !== undefined) return void reply.code(415).send(malformed);
   const charset = charsetOf(params);
   if (charset !== undefined && !UTF8.has(charset)) return void reply.code(415).send(unsupportedCharset(charset));
   done();
+}
+
+/**
+ * The 415 answer's body for a Content-Type parameter without `=` (`application/json; foo`: RFC 9110 §5.6.6, a parameter
+ * is name=value; newcomer ncfresh70 N1: it was ignored), else undefined. `params`: the header's text after each `;`
+ * (an empty one, a trailing `;`, is let through).
+ */
+export function malformedParameter(params: readonly string[]): ApiErrorBody | undefined {
+  const bad = params.find((p) => p.trim() !== '' && !p.includes('='));
+  if (bad === undefined) return undefined;
+  return {
+    code: 'unsupported_media_type',
+    message: `the Content-Type's parameter ${quoteInput(bad.trim())} has no value (a parameter is name=value): send ${JSON_CONTENT_TYPE_RULE}`,
+  };
 }
 
 /** Charset names read as UTF-8 (lower-cased): `utf8` is a standard alias (IANA, WHATWG Encoding). */
