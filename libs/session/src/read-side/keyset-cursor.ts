@@ -28,9 +28,14 @@ const KEYSET_CURSOR_VERSION = 1;
  */
 const EARLIER_BUILDS_MAX_CURSOR_LENGTH = 256;
 
+/** 12 base64url characters of the SHA-256 of `text` (UTF-8): the digests a list's cursor carries. */
+function shortDigest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 12);
+}
+
 /** The digest naming a session in a compaction-history cursor too long to carry its id (12 base64url characters of SHA-256). */
 function sessionDigest(sessionId: string): string {
-  return createHash('sha256').update(sessionId, 'utf8').digest('base64url').slice(0, 12);
+  return shortDigest(sessionId);
 }
 
 /**
@@ -40,7 +45,7 @@ function sessionDigest(sessionId: string): string {
  * middle), as recall's and a compaction history's cursors are.
  */
 export function listFiltersDigest(values: ReadonlyArray<string | undefined>): string {
-  return createHash('sha256').update(JSON.stringify(values), 'utf8').digest('base64url').slice(0, 12);
+  return shortDigest(JSON.stringify(values));
 }
 
 /**

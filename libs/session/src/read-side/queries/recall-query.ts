@@ -198,9 +198,11 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   const from = search.from === undefined ? undefined : parseTime('from', search.from);
   const to = search.to === undefined ? undefined : parseTime('to', search.to);
   const fingerprint = recallFingerprint(plan, search, from, to, asciiLowerCase);
-  // A cursor of a release before 2026-12-07 fingerprinted q's ASCII letters as sent: still followed.
-  const asSent = recallFingerprint(plan, search, from, to, (text) => text);
-  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint, plan.phrases.length, [asSent]);
+  // A cursor of a release before 2026-12-07 fingerprinted q's ASCII letters as sent: still followed (hashed only for a cursor).
+  const cursor =
+    search.cursor === undefined
+      ? undefined
+      : decodeRecallCursor(search.cursor, fingerprint, plan.phrases.length, [recallFingerprint(plan, search, from, to, (text) => text)]);
   // The fingerprint covers the plan: only a forged cursor can name an order its query cannot have.
   if (cursor && (cursor.order === 'oldest') !== (plan.match === null))
     throw new InvalidQueryError('cursor', 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters');
