@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { CommandBus } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
 import { keysOf, STRATEGY_ALLOWED_KEYS, TRIGGER_ALLOWED_KEYS } from '@lib/compaction';
-import { requestSchemas } from '../http/request-schemas';
+import { dateTimeParam, requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
 import { commandSubject } from '../nats/nats-names';
 import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom } from './session-command-requests';
@@ -981,6 +981,28 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
     for (const createdAt of ['10000-01-01T00:00:00Z', '+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z']) {
       expect(refusal(() => fromEvents(at(createdAt))).message).toBe(`events[0].createdAt: ${range}`);
     }
+  });
+
+  it('refuses a date-time past 100 characters by its length, the text neither read nor quoted (newcomer ncfresh70 N2: 2 MB of fraction digits was kept)', async () => {
+    const tooLong = `2026-01-31T12:00:00.${'1'.repeat(2_000_000)}Z`;
+    const message = 'events[0].createdAt: must be an ISO-8601 date-time of at most 100 characters, not 2000021';
+    for (const createdAt of [tooLong, tooLong.replace('T', ' '), `2026-01-31T12:00:00.${'9'.repeat(80)}Z`]) {
+      const err = refusal(() => fromEvents(at(createdAt)));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'events[0].createdAt' });
+      expect(err.message).toContain(message.replace('2000021', String(createdAt.length)));
+      expect(err.message.length).toBeLessThan(300);
+    }
+    expect((await natsAppendAnswer(at(tooLong.slice(0, 521) + 'Z'))).body).toMatchObject({
+      code: 'validation_failed',
+      message: expect.stringContaining(message.replace('2000021', '522')),
+    });
+    const longest = `2026-01-31T12:00:00.${'1'.repeat(74)}+01:00`;
+    expect(longest).toHaveLength(100);
+    expect(fromEvents(at(longest)).events[0].createdAt).toBe(longest);
+    const asQuery = dateTimeParam().safeParse(tooLong);
+    expect(asQuery.error?.issues.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(/^must be an ISO-8601 date-time of at most 100 characters, not 2000021 /),
+    ]);
   });
 
   it('refuses a policy setAt out of the range too (read-only, but one rule for every time)', () => {

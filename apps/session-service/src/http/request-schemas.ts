@@ -8,6 +8,7 @@ import {
   CLIENT_TIME_RANGE_RULE,
   clientIdProblem,
   clientTimeInRange,
+  clientTimeTooLong,
   codePointLength,
   COMPACTION_ID_FORM,
   COMPACTION_ID_PATTERN,
@@ -18,6 +19,7 @@ import {
   hasLoneSurrogate,
   LENGTH_UNIT,
   MAX_CLIENT_ID_LENGTH,
+  MAX_CLIENT_TIME_LENGTH,
   MAX_RECALL_CURSOR_LENGTH,
   MAX_RECALL_QUERY_LENGTH,
   RECALL_QUERY_BLANK,
@@ -383,21 +385,28 @@ export function dateTimeFix(text: string, plus = '+'): string | undefined {
 /**
  * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset,
  * an instant within years 0001 to 9999 once in UTC ({@link clientTimeInRange}; else 400
- * {@link CLIENT_TIME_RANGE_RULE}). Anything else is refused with {@link dateTimeFix}'s message (a JSON
+ * {@link CLIENT_TIME_RANGE_RULE}), of at most {@link MAX_CLIENT_TIME_LENGTH} characters (else 400
+ * {@link clientTimeTooLong}, the format not read). Anything else is refused with {@link dateTimeFix}'s message (a JSON
  * number: {@link epochMillisFix}'s) when it says what to fix (its `+` written as `plus`), else with `formatMessage`.
  * The OpenAPI document shows both rules as its `pattern` ({@link CLIENT_DATE_TIME_PATTERN}).
  */
 export function clientDateTime(formatMessage: (input: unknown) => string, plus = '+') {
+  const format: NonNullable<Parameters<typeof z.iso.datetime>[0]> & Pick<z.core.$ZodCheckDef, 'when'> = {
+    offset: true,
+    // zod's check condition (the def's `when`, which its string-format parameters pass on but do not
+    // type): not read past the length bound, which the max check below refuses (a fix message would
+    // quote the text), nor for a non-string, which the type check has refused
+    when: (payload) => typeof payload.value === 'string' && payload.value.length <= MAX_CLIENT_TIME_LENGTH,
+    error: (iss) =>
+      (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input)
+        ? dateTimeFix(iss.input, plus)
+        : typeof iss.input === 'number'
+          ? epochMillisFix(iss.input)
+          : undefined) ?? formatMessage(iss.input),
+  };
   return z.iso
-    .datetime({
-      offset: true,
-      error: (iss) =>
-        (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input)
-          ? dateTimeFix(iss.input, plus)
-          : typeof iss.input === 'number'
-            ? epochMillisFix(iss.input)
-            : undefined) ?? formatMessage(iss.input),
-    })
+    .datetime(format)
+    .max(MAX_CLIENT_TIME_LENGTH, { error: (iss) => clientTimeTooLong(typeof iss.input === 'string' ? iss.input.length : 0), abort: true })
     .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE })
     .meta({ pattern: CLIENT_DATE_TIME_PATTERN });
 }
