@@ -36,13 +36,13 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
 # Liveness for Docker (compose's depends_on: service_healthy): GET /health on the container's own port, 200 within
-# 2 s. The slim image has no curl or wget: node does it. (Kubernetes ignores HEALTHCHECK: use probes, see README.)
+# 2 s. The slim image has no curl or wget: node does it. (Kubernetes ignores HEALTHCHECK: use probes, see docs/configuration.md, "Docker and Kubernetes".)
 # Liveness only: /health is 200 while the read models rebuild or catch up. Whatever routes traffic must check readiness,
 # GET /health/ready (the compose file's HAProxy, a Kubernetes readinessProbe), or reads meet 503 projection_behind.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "require('http').get({host:'127.0.0.1',port:process.env.PORT||3000,path:'/health',timeout:2000},r=>process.exit(r.statusCode===200?0:1)).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
 # npm start's default NODE_OPTIONS (package.json): --max-semi-space-size=4 keeps V8's young generation at 2 x 4 MiB
-# (default 16: the start-up's tokenizer tables grew it to 32 MiB, held while the service idles; README, Performance
+# (default 16: the start-up's tokenizer tables grew it to 32 MiB, held while the service idles; docs/performance.md,
 # figure 7). A NODE_OPTIONS of the deployment replaces it.
 ENV NODE_OPTIONS=--max-semi-space-size=4
 # tsconfig-paths maps @lib/* to dist/libs/* (TS_NODE_BASEURL=./dist)

@@ -1,5 +1,5 @@
 /**
- * CPU per whole append of one checkout of the service, for comparing commits (README Performance,
+ * CPU per whole append of one checkout of the service, for comparing commits (docs/performance.md,
  * "Did main regress"). Run it from the root of the checkout to measure (its `libs`, `apps` and
  * `node_modules` are the ones loaded; `tsconfig-paths` reads that checkout's `tsconfig.json`):
  *

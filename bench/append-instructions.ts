@@ -1,7 +1,7 @@
 /**
  * Instructions per whole append, counted by `valgrind --tool=callgrind`: a measure that does not
  * move with what else the machine runs (CPU time and events/s on the shared 2-core machine move 2×
- * between minutes), for telling two builds apart by a few percent (README Performance, issue 14).
+ * between minutes), for telling two builds apart by a few percent (docs/performance.md, issue 14).
  *
  *   npx ts-node --transpile-only -r tsconfig-paths/register bench/append-instructions.ts [options]
  *

@@ -1,6 +1,6 @@
 /**
  * The HTTP layer's CPU per append request, two builds of `apps/session-service` in one process,
- * interleaved in small slices (README Performance, item 1). Each build runs as a service of its own
+ * interleaved in small slices (docs/performance.md, item 1). Each build runs as a service of its own
  * (fresh data directory) and gets `POST /v1/sessions/:id/events` with one event through
  * `fastify.inject` (no socket), 16 requests in flight, with its append command handler stubbed to
  * answer the result of a real append made at start: what is measured is the hooks, reading the JSON

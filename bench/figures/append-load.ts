@@ -220,7 +220,7 @@ async function measureCeiling(
   }
 }
 
-/** Single-event appends per second of the service when issue 14 was filed (README Performance, same load). */
+/** Single-event appends per second of the service when issue 14 was filed (docs/performance.md, same load). */
 export const ISSUE_14_START_EVENTS_PER_SECOND = 749;
 
 /** Runs figures 1 and 3. */

@@ -67,7 +67,7 @@ export function progress(message: string): void {
   process.stderr.write(`  … ${message}\n`);
 }
 
-/** Renders rows as a Markdown table (readable in a terminal and pasteable into the README). */
+/** Renders rows as a Markdown table (readable in a terminal and pasteable into docs/performance.md). */
 export function renderTable(results: readonly FigureResult[]): string {
   const header = ['#', 'metric', 'value', 'baseline', 'ratio', 'target', 'met'];
   const lines: string[][] = [];

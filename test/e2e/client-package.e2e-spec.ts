@@ -1,7 +1,7 @@
 /**
  * The typed client as another project uses it (ncsdk repros 01 and 11): `npm run client:build`
  * then `npm pack ./libs/client` give a tarball that, installed in a project outside the
- * repository, type-checks the README's client example (its `@lib/client` import replaced by the
+ * repository, type-checks the documented client example (docs/audit-page-and-client.md; its `@lib/client` import replaced by the
  * package name) under `strict`, `noUncheckedIndexedAccess` and `exactOptionalPropertyTypes`,
  * and runs it against a started service, from CommonJS and from an ES module. No registry: the tarball is unpacked into the project's node_modules (what `npm install
  * <tarball>` puts there), beside the repository's own `openapi-fetch` and `@types/node`.

@@ -91,7 +91,7 @@ describeUnlessSkipped(skipReason, 'copy-store into a PostgreSQL database in use'
       const refused = copyIntoTarget(source, db.url, { pageSize: 7 });
       await expect(refused).rejects.toThrow(CopyRefusedError);
       await expect(refused).rejects.toThrow(
-        /^the target is in use: connection pid \d+ "session-memory-compaction" of user \S+.*copy-store copies only into a store no service uses.*nothing of this copy was written \(its mark es_copy_in_progress was removed again\)\. Stop every service \(and rebuild-read-models\) on the target, run the copy again, and point replicas at the target only once the copy has been verified \(README "Switching stores", step 4\)$/,
+        /^the target is in use: connection pid \d+ "session-memory-compaction" of user \S+.*copy-store copies only into a store no service uses.*nothing of this copy was written \(its mark es_copy_in_progress was removed again\)\. Stop every service \(and rebuild-read-models\) on the target, run the copy again, and point replicas at the target only once the copy has been verified \(docs\/stores\.md, "Switching stores", step 4\)$/,
       );
       expect(await postgresState(db.url)).toEqual({ events: 0, marked: false });
       // The replica stopped (psql still connected): the same copy runs.

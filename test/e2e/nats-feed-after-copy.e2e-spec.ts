@@ -1,5 +1,5 @@
 /**
- * The NATS decisions feed after `npm run copy-store` (copyedge): README "Switching stores" says the
+ * The NATS decisions feed after `npm run copy-store` (copyedge): docs/stores.md "Switching stores" says the
  * feed stays valid since the copy keeps positions and event identities. A service switched onto the
  * copied PostgreSQL store on the same `NATS_PREFIX` — with the source's DATA_DIR (its feed checkpoint)
  * or a new one (none: it starts after the stream's last message) — takes the stream's messages as

@@ -1,5 +1,5 @@
 /**
- * The README's first NATS example (the `ts` block after `<!-- readme-test: typecheck and run over
+ * The first NATS example of docs/nats.md (the `ts` block after `<!-- readme-test: typecheck and run over
  * NATS -->`), type-checked and run as pasted (its prefix, server and top-level await adapted) against
  * the service on the machine's NATS server. Newcomer ncnatsops F5: the example read answers with a
  * plain `nc.subscribe` on the results subject, which misses an answer published while the client
@@ -14,7 +14,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { useService } from '../support/service-harness';
-import { markedBlocks, README } from '../support/readme-blocks';
+import { documentedBlocks } from '../support/readme-blocks';
 import { describeWithNats, eventually, uniquePrefix, useNatsSuite, NATS_TEST_URL } from '../support/nats-test';
 import { natsNames } from '../../apps/session-service/src/nats/nats-names';
 
@@ -54,7 +54,7 @@ async function cuttableProxy(target: string): Promise<{ url: string; cut(): void
   };
 }
 
-/** The README block as a CommonJS script: its imports, then the rest in an async function (top-level await); `replace` applied. */
+/** The documented block as a CommonJS script: its imports, then the rest in an async function (top-level await); `replace` applied. */
 function asScript(code: string, replace: (text: string) => string): string {
   const lines = replace(code).split('\n');
   const imports = lines.filter((l) => l.startsWith('import '));
@@ -62,7 +62,7 @@ function asScript(code: string, replace: (text: string) => string): string {
   return [...imports, 'void (async () => {', ...body, '})().catch((err) => { console.error(err); process.exit(1); });', ''].join('\n');
 }
 
-describeWithNats('NATS README example')('the first NATS example of the README', () => {
+describeWithNats('NATS README example')('the first NATS example of docs/nats.md', () => {
   const harness = useService({ env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix } });
   const nats = useNatsSuite('NATS README example', { quiet: true, prefixes: [prefix] });
   const file = path.join(__dirname, `.nats-readme-example-${process.pid}.ts`);
@@ -77,8 +77,8 @@ describeWithNats('NATS README example')('the first NATS example of the README', 
   });
 
   it('reads the answers from the results stream, so it gets one published while its connection is cut, then the decision', async () => {
-    const blocks = markedBlocks(README).filter((b) => b.marker === 'typecheck and run over NATS');
-    expect(blocks.map((b) => b.heading)).toEqual(['Commands and decisions over NATS JetStream']);
+    const blocks = documentedBlocks().filter((b) => b.marker === 'typecheck and run over NATS');
+    expect(blocks.map((b) => [b.file, b.heading])).toEqual([['docs/nats.md', 'Commands and decisions over NATS JetStream']]);
     const [block] = blocks;
     // The first thing it says about answers: read them from the stream, not with a plain subscription.
     expect(block.code).not.toMatch(/nc\.subscribe\(/);

@@ -18,6 +18,7 @@ import { ALL_ERROR_CODES, API_ERROR_CODES, type ApiErrorCode } from '../../apps/
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { OpenApiAnswerValidator, type OpenApiDocument } from '../support/openapi-validator';
 import { describeWithShared, TAU_BENCH_FILE } from '../support/shared-dir';
+import { documentationFile } from '../support/documentation';
 
 type CodeVariant = { properties?: { code?: { enum?: string[] } }; required?: string[] };
 type ErrorAnswerSchema = { allOf?: Array<{ $ref?: string; oneOf?: CodeVariant[] } & CodeVariant> };
@@ -181,10 +182,10 @@ describe('OpenAPI contract', () => {
     ]);
   });
 
-  // README's error table is the one a reader sees: it lists every code, each under its status.
-  it("lists every declared code in README's error table, under its status", () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('| status | codes |'));
+  // The documented error table (docs/http-api.md, Errors) is the one a reader sees: it lists every code, each under its status.
+  it('lists every declared code in the documented error table, under its status', () => {
+    const httpApi = documentationFile('docs/http-api.md');
+    const table = httpApi.slice(httpApi.indexOf('| status | codes |'));
     const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
     const listed = new Map<string, string>();
     for (const row of rows) {

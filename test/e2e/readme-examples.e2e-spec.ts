@@ -1,5 +1,6 @@
 /**
- * The README's examples run as pasted (issue 17 item 8). Every fenced shell block right after a
+ * The documentation's examples run as pasted (issue 17 item 8): README.md's Try it block and the
+ * marked blocks of docs/*.md (API keys, the typed client). Every fenced shell block right after a
  * `<!-- readme-test: run -->` comment runs in bash against a started service (localhost:3000
  * replaced by its random port) and must succeed: `set -euo pipefail`, and curl fails on an HTTP
  * error status. A block after `<!-- readme-test: run with API_KEYS -->` starts the service with
@@ -16,7 +17,8 @@ import type { AddressInfo } from 'node:net';
 import * as ts from 'typescript';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { startService, type Harness } from '../support/service-harness';
-import { INTEGRATOR_STRICT_OPTIONS, markedBlocks, README, type MarkedBlock } from '../support/readme-blocks';
+import { documentation } from '../support/documentation';
+import { documentedBlocks, INTEGRATOR_STRICT_OPTIONS, type MarkedBlock } from '../support/readme-blocks';
 
 /** What a block's run gave: its standard output, and the HTTP status and body of each curl call in order. */
 interface BlockRun {
@@ -46,7 +48,9 @@ function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<
     // Asynchronous: the service answers from this process.
     execFile('bash', ['-c', script], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err)
-        reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
+        reject(
+          new Error(`${block.file}: block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`),
+        );
       else
         resolve({
           stdout,
@@ -117,8 +121,8 @@ async function listen(harness: Harness): Promise<string> {
   return `127.0.0.1:${port}`;
 }
 
-describe('README examples, as pasted', () => {
-  const blocks = markedBlocks(README);
+describe('README and docs examples, as pasted', () => {
+  const blocks = documentedBlocks();
   const harnesses: Harness[] = [];
 
   afterAll(async () => {
@@ -130,7 +134,7 @@ describe('README examples, as pasted', () => {
 
   it('marks the Try it block and the API keys block, and no marked block holds a <placeholder>', () => {
     // the Try it block shows the status of each of its writes: appends, compaction, policy, compaction by that policy, erasure
-    const tryIt = blocks.find((b) => b.heading === 'Try it')!;
+    const tryIt = blocks.find((b) => b.file === 'README.md' && b.heading === 'Try it')!;
     expect(shownWrites(tryIt.code).map((w) => [/\/(events|messages|compactions|policy)'?\s|-XDELETE/.exec(w.command)?.[0].trim(), w.shown])).toEqual([
       ['/events', 201],
       ['/messages', 201],
@@ -144,10 +148,12 @@ describe('README examples, as pasted', () => {
     expect(shownRecalls(tryIt.code).map((r) => [r.command, r.eventIds])).toEqual(
       expect.arrayContaining([["curl -s 'localhost:3000/v1/recall?q=get_reservation&userId=alice&type=tool'", ['t1']]]),
     );
-    expect(blocks.map((b) => [b.marker, b.heading])).toEqual(
+    // README's one block to paste is Try it's; the API keys block is in the configuration reference
+    expect(blocks.filter((b) => b.file === 'README.md').map((b) => [b.marker, b.heading])).toEqual([['run', 'Try it']]);
+    expect(blocks.map((b) => [b.marker, b.file, b.heading])).toEqual(
       expect.arrayContaining([
-        ['run', 'Try it'],
-        ['run with API_KEYS', 'API keys'],
+        ['run', 'README.md', 'Try it'],
+        ['run with API_KEYS', 'docs/configuration.md', 'API keys'],
       ]),
     );
     for (const b of blocks)
@@ -179,7 +185,7 @@ describe('README examples, as pasted', () => {
     expect(log).toBeGreaterThan(10n);
   });
 
-  it('starts with the API_KEYS the README shows, and runs the block with a key', async () => {
+  it('starts with the API_KEYS docs/configuration.md shows, and runs the block with a key', async () => {
     const [block] = blocks.filter((b) => b.marker === 'run with API_KEYS');
     const keys = /API_KEYS='([^']+)' npm start/.exec(block.code)?.[1];
     expect(keys).toBeDefined();
@@ -201,7 +207,7 @@ describe('README examples, as pasted', () => {
     const [block] = blocks.filter((b) => b.marker === 'typecheck and run');
     expect(block).toBeDefined();
     const file = path.join(__dirname, `.readme-example-${process.pid}.ts`);
-    // As pasted: the README says to save the block as a file and run it with ts-node.
+    // As pasted: docs/audit-page-and-client.md says to save the block as a file and run it with ts-node.
     const write = (code: string) => fs.writeFileSync(file, code);
     try {
       write(block.code);
@@ -258,8 +264,8 @@ describe('README examples, as pasted', () => {
     }
   }, 180_000);
 
-  it('every API_KEYS value the README shows is accepted at start-up', () => {
-    const values = [...README.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]);
+  it('every API_KEYS value the documentation shows is accepted at start-up', () => {
+    const values = documentation().flatMap(({ text }) => [...text.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]));
     expect(values.length).toBeGreaterThanOrEqual(2);
     for (const value of values) expect(() => loadServiceConfig({ API_KEYS: value })).not.toThrow();
   });

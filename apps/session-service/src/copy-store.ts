@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `copied ${summary.events} events of ${summary.streams} streams and ${summary.deletedStreams} deleted streams (erasures), head position ${summary.head}, in ${seconds.toFixed(1)} s (${Math.round(summary.events / Math.max(seconds, 0.001))} events/s; verified in ${((summary.ms - summary.copyMs) / 1000).toFixed(1)} s more)\n` +
         `verified: both logs hold the same events per stream, the same digest (sha256 ${summary.sha256} of stream, revision, id, type, data, metadata and time recorded), the same head and deleted streams\n` +
-        'next: point every replica at the target (DATABASE_URL, or SQLITE_EVENTS_FILE), see README "Event stores and replicas" → "Switching stores"\n',
+        'next: point every replica at the target (DATABASE_URL, or SQLITE_EVENTS_FILE), see docs/stores.md, "Switching stores"\n',
     );
   } finally {
     await source?.close().catch(() => undefined);

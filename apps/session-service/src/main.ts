@@ -1,5 +1,5 @@
 /**
- * Starts the service: `npm start`. Configuration from the environment (see README); `--help` (`-h`)
+ * Starts the service: `npm start`. Configuration from the environment (see docs/configuration.md); `--help` (`-h`)
  * prints the usage and the environment variables and exits 0, creating nothing; any other argument
  * is refused like a configuration error (one line on stderr, exit code 2). Prints the
  * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
@@ -8,7 +8,7 @@
  * connection without credentials, one saying NATS commands are not authenticated by the keys (`nats-tenant-warning.ts`), and
  * in open mode on a non-loopback HOST without ALLOWED_HOSTS, one saying requests by a DNS name will be refused (`open-mode-host-warning.ts`): as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
- * or warn, whatever `LOG_LEVEL` says: README, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
+ * or warn, whatever `LOG_LEVEL` says: docs/configuration.md, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * The URLs are `startupUrl`'s (an IPv6 HOST in brackets; all interfaces as localhost).
  * A configuration error (an invalid variable, a near miss of a security setting left unset such as
  * API_KEY without API_KEYS, a DATA_DIR another service process holds, a HOST or
@@ -62,7 +62,7 @@ import { modesWithheldLine, withholdModeBitsFromNewFiles } from './config/data-d
 const SHUTDOWN_DRAIN_MS = 1000;
 
 /**
- * Prints `lines` as main's summary lines, whatever `LOG_LEVEL` says (README, Logs): plain with
+ * Prints `lines` as main's summary lines, whatever `LOG_LEVEL` says (docs/configuration.md, Logs): plain with
  * LOG_FORMAT=pretty (`warning: ` before a `warn` one), JSON log lines at `level` otherwise.
  */
 function say(config: ServiceConfig, lines: string[], level: 'info' | 'warn' = 'info'): void {

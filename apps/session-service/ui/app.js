@@ -867,7 +867,7 @@ function sessionCountText(shown, loaded, searching, more) {
 /**
  * The sessions of the list `query` (its filters) whose last activity is at or after `since` (an
  * ISO time from the API), every page of them: the sessions written while the list was paged, which
- * moved to its front past the pages already read (README: "read again with `updatedSince` to catch
+ * moved to its front past the pages already read (docs/http-api.md: "read again with `updatedSince` to catch
  * it"), so that "all listed" holds (newcomer ncaudit64 F1: 164 listed of 165, said "all listed").
  * @param {URLSearchParams} query
  * @param {string} since
@@ -1685,7 +1685,7 @@ function rovingFocus(container, items) {
 
 /**
  * What a figure counted in `estimator` counts, in words: `characters` for `chars` (its UTF-16 code
- * units, README "Token costs"), `tokens` for an OpenAI encoding.
+ * units, docs/strategies-and-triggers.md "Token costs"), `tokens` for an OpenAI encoding.
  * @param {Schemas['Estimator']} estimator
  * @returns {'characters' | 'tokens'}
  */
@@ -1851,7 +1851,7 @@ function wholeOnRequest(value, tag = 'bdi') {
 const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed', 'AutoCompactionPolicySet']);
 
 /**
- * Rows of the timeline drawn at once: one page (README "Audit page and typed client"). A session
+ * Rows of the timeline drawn at once: one page (docs/audit-page-and-client.md). A session
  * of at most this many rows shows them all, without page turns.
  */
 const TIMELINE_PAGE = 200;
@@ -2975,7 +2975,7 @@ function windowEventRow(event, estimator, compactionHref, role) {
 
 /** What a window event's or recall hit's `createdAt` is, for its tooltip (the API's definition). */
 const CREATED_LABEL = "createdAt: the client's time when it sent one, else when the store recorded the event";
-/** A summary's `createdAt`: the time of the compaction that wrote it, not the store's (README, Clock jumps). */
+/** A summary's `createdAt`: the time of the compaction that wrote it, not the store's (docs/reliability.md, Clock jumps). */
 const SUMMARIZED_LABEL =
   "createdAt of a summary: the compaction's time, the deciding replica's clock just before the store recorded it (its log row has the store's recordedAt)";
 
@@ -3010,7 +3010,7 @@ function openAiMessageRow(message, index) {
 /**
  * The "Window at revision" panel (`#window-at`, its heading `#window-at-heading`): what the model
  * was sent right after a revision gone to ("Go to revision", "Go to time", a recall hit's row),
- * read from the service's time travel (`GET …/window?atRevision=N&estimator=…`, README "Time
+ * read from the service's time travel (`GET …/window?atRevision=N&estimator=…`, docs/http-api.md "Time
  * travel"), in one of two renderings chosen by radio buttons (`Show as`): the window's events as
  * stored (`format=events`: each event, summaries in their place with the compaction that wrote
  * them) or the OpenAI messages the model receives (`format=openai`: the system message first, a
@@ -3282,7 +3282,7 @@ function hitWriter(hit, known) {
   );
 }
 
-/** Recall's `type` filter choices (the event kinds, README "recall"), the first none. */
+/** Recall's `type` filter choices (the event kinds, docs/http-api.md "Recall"), the first none. */
 const RECALL_KINDS = ['', 'user', 'assistant', 'tool', 'system', 'summary'];
 
 /**
@@ -3513,7 +3513,7 @@ function recallBox(sessionId, known) {
   );
 }
 
-/** The estimators a log entry's costs are kept in (README "Strategies and triggers"), the chart's choice. */
+/** The estimators a log entry's costs are kept in (docs/strategies-and-triggers.md), the chart's choice. */
 /** @type {Array<Schemas['Estimator']>} */
 const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
 
@@ -4173,7 +4173,7 @@ async function render(reread = false, goTo) {
 /**
  * Forgets the API key: the tenant's data leaves the screen at once (page, banner, loading line;
  * answers still on their way are dropped), then the route is read again without a key, which
- * shows the key prompt when the service needs one (README: without a key, the prompt and no data).
+ * shows the key prompt when the service needs one (docs/audit-page-and-client.md: without a key, the prompt and no data).
  */
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);

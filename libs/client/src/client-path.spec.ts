@@ -55,7 +55,11 @@ describe('typed client path parameters', () => {
   describe.each(calls)('$method $path, $name', (call) => {
     it.each([
       ['empty', '', /is empty: the path would have an empty segment/],
-      ['"."', '.', /"\." cannot be sent: URLs resolve a "\." path segment away .*the service refuses "\." and "\.\." as session ids \(README "Session ids"\)/],
+      [
+        '"."',
+        '.',
+        /"\." cannot be sent: URLs resolve a "\." path segment away .*the service refuses "\." and "\.\." as session ids \(docs\/http-api\.md "Session ids"\)/,
+      ],
       ['".."', '..', /"\.\." cannot be sent: URLs resolve a "\.\." path segment away/],
       ['a lone surrogate', 'a\uD800b', /contains a lone UTF-16 surrogate/],
       ['undefined', undefined, /is undefined; pass the id/],

@@ -185,7 +185,7 @@ export function createSessionServiceClient(baseUrl: string, options: SessionServ
  * to fix, for a value the URL would not carry so (newcomer ncapi66 F3): missing (`undefined`,
  * `null`), empty (`/v1/sessions//window` is no route), `.` or `..` (the URL parser resolves such a
  * segment away: `/v1/sessions/./window` is `/v1/sessions/window`, session "window"'s summary; the
- * service refuses them as ids, README "Session ids"), text with a lone UTF-16 surrogate (not
+ * service refuses them as ids, docs/http-api.md "Session ids"), text with a lone UTF-16 surrogate (not
  * Unicode, no UTF-8 bytes), and any other value (an array or object would be sent joined by commas).
  */
 export function pathParameterText(name: string, value: unknown): string {
@@ -198,11 +198,11 @@ export function pathParameterText(name: string, value: unknown): string {
   }
   if (value === '')
     throw refuse(
-      'is empty: the path would have an empty segment (//) and reach no route; pass the id (a session id is 1 to 128 characters, README "Session ids")',
+      'is empty: the path would have an empty segment (//) and reach no route; pass the id (a session id is 1 to 128 characters, docs/http-api.md "Session ids")',
     );
   if (value === '.' || value === '..')
     throw refuse(
-      `"${value}" cannot be sent: URLs resolve a "${value}" path segment away (/v1/sessions/${value}/window would be read as ${value === '.' ? '/v1/sessions/window' : '/v1/window'}, another route or session), and the service refuses "." and ".." as session ids (README "Session ids"); use another id`,
+      `"${value}" cannot be sent: URLs resolve a "${value}" path segment away (/v1/sessions/${value}/window would be read as ${value === '.' ? '/v1/sessions/window' : '/v1/window'}, another route or session), and the service refuses "." and ".." as session ids (docs/http-api.md "Session ids"); use another id`,
     );
   if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value))
     throw refuse('contains a lone UTF-16 surrogate, which a URL cannot carry (it is not Unicode text); pass valid Unicode');

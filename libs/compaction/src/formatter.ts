@@ -59,7 +59,7 @@ function formatTool(event: ToolEvent): string {
  * blank text gives way to its non-blank `refusal` (`Assistant: <refusal>`, also before
  * `[tool calls: …]`), a deliberate difference from DESIGN §3.1, which has `[no text content]`
  * there: the refusal is what the assistant said, what a model is sent and what the summarizer
- * reads, so budgets count it (README, Token costs). A text that contains newlines is still one line of the result: "lines"
+ * reads, so budgets count it (docs/strategies-and-triggers.md, Token costs). A text that contains newlines is still one line of the result: "lines"
  * are the units the estimator is applied to, not physical lines. Pure; never throws on a
  * well-typed event.
  */

@@ -51,7 +51,7 @@ describe('a tiny pass (the compact form) of text without spaces keeps its head a
       const boundaries = wordBoundaries(message);
       expect(boundaries.has(head.length)).toBe(true);
       expect(boundaries.has(message.length - tail.length)).toBe(true);
-      // the floor (README: at least 32 tokens of the archived text, 128 code units for chars, the
+      // the floor (docs/strategies-and-triggers.md: at least 32 tokens of the archived text, 128 code units for chars, the
       // marker not counted), as an English message of the same kind gets it (before: 6 tokens)
       const content = (t: string) => estimator.count(t.replace(OMISSION_MARKER, ''));
       const english = extractiveSummary(request([`User: ${estimator.name === 'chars' ? `${ENGLISH} ${ENGLISH}` : ENGLISH}`, 'Assistant: OK'], 30), {

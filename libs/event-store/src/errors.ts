@@ -111,7 +111,7 @@ export class EventStoreCorruptError extends EventStoreUnavailableError {
  * stop, and another process opening the path (a replica sharing it, this service's writer thread
  * restarted) would fork the log. Handled as a damaged file is (the store refuses every operation
  * from then on, 503 `store_corrupt`); its message says to restart the service, which opens the file
- * now at the path (a restore stops the service first: README "Backup and restore"), and names the
+ * now at the path (a restore stops the service first: docs/stores.md "Backup and restore"), and names the
  * replaced file's `-wal` and `-shm` files `setAside` (paths) when they were renamed out of its way.
  */
 export class EventStoreReplacedError extends EventStoreCorruptError {

@@ -8,7 +8,7 @@ import { quoteInput } from '@lib/compaction';
 import { COMPACTION_ID_FORM, COMPACTION_ID_PATTERN } from './domain/compaction-id-case';
 import type { SummarizerIdentity } from './events/session-stream-events';
 
-/** Every code a {@link SessionError} can carry (stable, documented in the README). */
+/** Every code a {@link SessionError} can carry (stable, documented in docs/http-api.md). */
 export type SessionErrorCode =
   | 'session_not_found'
   | 'compaction_not_found'

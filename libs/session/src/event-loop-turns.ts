@@ -3,7 +3,7 @@ import { setImmediate as nextMacrotask } from 'node:timers/promises';
 /**
  * Items handled between two turns given back to the event loop by {@link mapInTurns}: on the
  * 2-core machine a window entry costs ~10–30 µs to decode or splice, so 2,000 of them hold the
- * loop ~20–60 ms, well inside the README's 200 ms for `/health` (newcomer ncnoisy F1).
+ * loop ~20–60 ms, well inside docs/http-api.md's 200 ms for `/health` (newcomer ncnoisy F1).
  */
 export const ITEMS_PER_TURN = 2000;
 

@@ -15,7 +15,7 @@
  * in the `onRequest` stage or earlier still come first, spending no budget and without `X-RateLimit-*` headers (503
  * `shutting_down`, 403 `host_not_allowed`, 415, 413 for a declared length, 405 and 404 near a route,
  * 400 `invalid_query_encoding`, and before routing 400 `invalid_path` and `malformed_request`, 414,
- * 417; README lists them in its 429 row); the body's own errors (400
+ * 417; docs/http-api.md lists them in its 429 row); the body's own errors (400
  * `malformed_json`, `malformed_body`, 413 for a chunked or compressed body, …) come after.
  *
  * Routes: every route whose pattern is under `/v1` (the controllers behind {@link ApiKeyGuard}), and

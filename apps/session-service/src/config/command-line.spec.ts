@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ENVIRONMENT_VARIABLES, parseCommandLine, usage } from './command-line';
 import { NUMBER_VARIABLES } from './number-variables';
+import { documentationFile } from '../../../../test/support/documentation';
 
 describe('the command line', () => {
   it('given --help or -h, when parsed, then help is asked for; given nothing, it is not', () => {
@@ -24,9 +23,10 @@ describe('the command line', () => {
     }
   });
 
-  it('given the README Configuration table, then it names exactly the variables the usage lists', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '../../../../README.md'), 'utf8');
-    const table = readme.split('## Configuration\n\n')[1].split('\n\n')[0];
+  it('given the Configuration table (docs/configuration.md), then it names exactly the variables the usage lists', () => {
+    const configuration = documentationFile('docs/configuration.md');
+    // the table right under the title and the line back to README
+    const table = configuration.split('# Configuration\n\nBack to [README.md](../README.md).\n\n')[1].split('\n\n')[0];
     const documented = table
       .split('\n')
       .filter((line) => line.startsWith('| `'))

@@ -2,7 +2,7 @@
  * The service's command line: `--help` (`-h`) and nothing else — its settings are environment
  * variables. Parsed with Node's `util.parseArgs` (strict: an unknown option or any positional
  * argument is refused). `--help` prints {@link usage}: every environment variable the service reads,
- * from {@link ENVIRONMENT_VARIABLES} (the README Configuration table lists the same names: its spec
+ * from {@link ENVIRONMENT_VARIABLES} (the Configuration table of docs/configuration.md lists the same names: its spec
  * checks both ways), with the number variables' defaults and ranges from {@link NUMBER_VARIABLES}.
  */
 import { parseArgs } from 'node:util';
@@ -29,7 +29,7 @@ function numberVariable(name: keyof typeof NUMBER_VARIABLES): EnvironmentVariabl
 }
 
 /**
- * Every environment variable the service reads (the summarizer's included), in the README's order.
+ * Every environment variable the service reads (the summarizer's included), in the order of docs/configuration.md's table.
  * The number variables' rows come from {@link NUMBER_VARIABLES}, so their defaults and ranges cannot drift.
  */
 export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
@@ -114,7 +114,7 @@ export function usage(): string {
   return [
     'usage: main.js [--help]',
     '',
-    'Starts the session memory compaction service. Settings are environment variables (README, Configuration):',
+    'Starts the session memory compaction service. Settings are environment variables (docs/configuration.md):',
     '',
     ...rows,
     '',

@@ -1,5 +1,5 @@
 /**
- * The start's refusal of a PostgreSQL database whose encoding is not UTF8 (README, Configuration:
+ * The start's refusal of a PostgreSQL database whose encoding is not UTF8 (docs/configuration.md:
  * `DATABASE_URL`): a {@link ConfigurationError} naming `DATABASE_URL` (credentials masked), the
  * database's encoding and how to create a UTF8 one, e.g. `DATABASE_URL=postgres://app:***@db/events:
  * the database's encoding is LATIN1, not UTF8: …: create the database with ENCODING 'UTF8' …`.

@@ -1,6 +1,6 @@
 /**
  * The start's refusal of a PostgreSQL database holding a table of the service's names that is not
- * the service's (README, Configuration: `DATABASE_URL`): a {@link ConfigurationError} naming
+ * the service's (docs/configuration.md: `DATABASE_URL`): a {@link ConfigurationError} naming
  * `DATABASE_URL` (credentials masked), the table, what differs and what to do, e.g.
  * `DATABASE_URL=postgres://app:***@db/shared: the table es_events in the database is not this
  * service's: it has no column position (bigint); …: give the service a database of its own …`.

@@ -3,7 +3,7 @@
  * of the store's `EventStoreUnavailableError` (shown by `/health` `store.error`, the projector's
  * and the decisions feed's warn lines), naming `DATABASE_URL` in the one shape of configuration
  * refusals, its credentials masked, with what to fix. Never fatal: a store that does not answer at
- * start is waited for (README, Configuration), so each text says that the service retries.
+ * start is waited for (docs/configuration.md), so each text says that the service retries.
  */
 import { isClosedBeforePostgresAnswer, PostgresNoAnswerError, postgresUnavailableMessage } from '@lib/event-store';
 import { configurationRefusalMessage } from '@lib/session';

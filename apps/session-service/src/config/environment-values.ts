@@ -1,16 +1,16 @@
 /**
- * The one rule every environment variable of the service follows before its own parsing (README,
- * Configuration): white space around a value is not part of it (trimmed), and a variable set to an
+ * The one rule every environment variable of the service follows before its own parsing
+ * (docs/configuration.md): white space around a value is not part of it (trimmed), and a variable set to an
  * empty or white-space-only value stops the start-up (`NAME="  ": set but blank: unset it for the default …`),
  * because a blank value is most often a secret or setting a deployment template failed to render
  * (an empty `DATABASE_URL` gave each replica its own embedded log). The exceptions are the
- * variables whose empty value the README documents as meaning unset ({@link EMPTY_MEANS_UNSET}).
+ * variables whose empty value docs/configuration.md documents as meaning unset ({@link EMPTY_MEANS_UNSET}).
  */
 import { ConfigurationError } from './configuration-error';
 import { ENVIRONMENT_VARIABLES, type EnvironmentVariable } from './command-line';
 
 /**
- * Variables whose empty (or blank) value counts as unset, as the README documents (`emptyMeansUnset`
+ * Variables whose empty (or blank) value counts as unset, as docs/configuration.md documents (`emptyMeansUnset`
  * rows of {@link ENVIRONMENT_VARIABLES}): the summarizer's endpoint and key, which a template passes
  * through empty to keep the extractive summarizer, and `BUILD_COMMIT`, which an image built without
  * its `--build-arg` holds empty.

@@ -1,6 +1,6 @@
 /**
  * A start on a full disk (e.g. after a kill -9 that left the disk full) is refused with `the disk is
- * full … free space on its file system` (main: `failed to start: …`, exit code 1), as README's
+ * full … free space on its file system` (main: `failed to start: …`, exit code 1), as docs/reliability.md's
  * "Storage failures" says. Before, the service started, listened and said `/health` ok while its
  * projector could not write the read models: every read answered 503 "still catching up" and every
  * write 503, forever (ncsqliteops finding F4). The full disk is simulated as the write probe's spec

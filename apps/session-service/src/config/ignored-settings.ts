@@ -1,6 +1,6 @@
 /**
- * Settings the environment gives that the rest of the configuration leaves without effect (README,
- * Configuration): each group is told in one `warn` line of the start-up summary, `X is ignored
+ * Settings the environment gives that the rest of the configuration leaves without effect
+ * (docs/configuration.md): each group is told in one `warn` line of the start-up summary, `X is ignored
  * because Y`, instead of being dropped without a word (an operator who set NATS credentials but
  * forgot `NATS_URL` got no transport and no hint). They are not refused: a shared environment file
  * may hold settings of another set-up, and each stays valid on its own (it is still checked).

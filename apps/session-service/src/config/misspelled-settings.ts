@@ -1,6 +1,6 @@
 /**
- * Environment variables that look like a setting of the service but are not one (README,
- * Configuration): a name that is a near miss of a documented variable (`DATA_DIRR`,
+ * Environment variables that look like a setting of the service but are not one
+ * (docs/configuration.md): a name that is a near miss of a documented variable (`DATA_DIRR`,
  * `SUMARIZER_MODEL`, `data_dir`) is told in one `warn` line at start, `DATA_DIRR is not a setting of
  * the service: did you mean DATA_DIR?`, instead of being dropped without a word (the service ran on
  * `./data` with `DATA_DIRR=/srv/data` set, newcomer ncoperator F9). Only near misses: the rest of an
@@ -18,7 +18,7 @@ import { natsConnectionTarget } from './nats-credentials';
 import { REBUILD_NUMBER_VARIABLES } from './rebuild-number-variables';
 import type { ServiceConfig } from './service-config';
 
-/** The documented variables (`--help`, the README table): the names a near miss is compared with. */
+/** The documented variables (`--help`, the table of docs/configuration.md): the names a near miss is compared with. */
 const SETTINGS: readonly string[] = ENVIRONMENT_VARIABLES.map((v) => v.name);
 
 /** Names that are settings of the service's tools (`npm run rebuild-read-models`'s own), which an environment shared with them may hold: never a near miss. */

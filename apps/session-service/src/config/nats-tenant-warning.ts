@@ -2,7 +2,7 @@
  * The start-up warning of a multi-tenant service whose NATS transport authenticates nobody: with
  * `API_KEYS` the HTTP API needs a key per tenant, but a NATS command's tenant is only its subject's
  * tenant token (`<prefix>.commands.<tenant>.…`). Only the NATS server's accounts and permissions
- * keep one tenant's clients off another tenant's subjects (README, NATS → Tenants), and a service
+ * keep one tenant's clients off another tenant's subjects (docs/nats.md, "Tenants"), and a service
  * connecting without credentials (no user part in `NATS_URL`, no `NATS_USER`) is most likely on a
  * server that has none: any client may then publish as any tenant and read every tenant's answers.
  */
@@ -22,6 +22,6 @@ export function natsTenantWarningLines(config: Pick<ServiceConfig, 'apiKeys' | '
   return [
     `NATS commands are not authenticated by API_KEYS: a command's tenant is its subject (${p}.commands.<tenant>.>), and the NATS connection ` +
       'carries no credentials (no user in NATS_URL, no NATS_USER), so any client of this NATS server may act as any tenant and read every ' +
-      `tenant's results and decisions; give each tenant its own NATS account limited to its own subjects (example: deploy/nats/nats-server.conf; README, NATS → Tenants) and the service a user of its own`,
+      `tenant's results and decisions; give each tenant its own NATS account limited to its own subjects (example: deploy/nats/nats-server.conf; docs/nats.md, "Tenants") and the service a user of its own`,
   ];
 }

@@ -1,7 +1,7 @@
 /**
  * The one table of the service's number environment variables and the ranges they accept: the
  * start-up checks each against its row and quotes the row's range when it refuses a value, and the
- * README's Configuration table states the same ranges (its spec checks every row against this table).
+ * The Configuration table of docs/configuration.md states the same ranges (its spec checks every row against this table).
  */
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS } from '@lib/event-store';

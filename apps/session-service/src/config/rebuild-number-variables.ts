@@ -1,5 +1,5 @@
 /**
- * The ranges and defaults of `npm run rebuild-read-models`'s own number variables (README, Commands),
+ * The ranges and defaults of `npm run rebuild-read-models`'s own number variables (docs/commands.md),
  * in a module with no imports at run time, so that the rebuild's `--help` (which lists them) answers
  * before the service's configuration modules load (seconds under ts-node). Read and checked by
  * `loadRebuildSettings` (./rebuild-settings).

@@ -1,5 +1,5 @@
 /**
- * The settings of `npm run rebuild-read-models` of its own (README, Commands), besides the service's
+ * The settings of `npm run rebuild-read-models` of its own (docs/commands.md), besides the service's
  * configuration it shares: read by the same rules as the service's variables (trimmed, a blank one
  * refused; a number an integer in plain decimal digits within its row's range), refused the same way
  * (`configuration error: NAME=value: …`, exit code 2).

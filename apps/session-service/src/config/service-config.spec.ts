@@ -1,10 +1,9 @@
 import { Client } from 'pg';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { summarizerFromEnv } from '@lib/session';
 import { NUMBER_VARIABLES } from './number-variables';
 import { eventStoreConfig } from './event-store-config';
 import { loadServiceConfig, natsUrlRequiresTls } from './service-config';
+import { documentation, documentationFile } from '../../../../test/support/documentation';
 
 describe('loadServiceConfig: logs', () => {
   it('logs JSON unless stdout is a terminal; LOG_FORMAT overrides', () => {
@@ -213,10 +212,10 @@ describe('loadServiceConfig: newcomer, stop 23', () => {
   });
 });
 
-describe('the README Configuration table states the ranges the code enforces', () => {
-  const readme = fs.readFileSync(path.join(__dirname, '../../../../README.md'), 'utf8');
+describe('the Configuration table (docs/configuration.md) states the ranges the code enforces', () => {
+  const configuration = documentationFile('docs/configuration.md');
   /** The table row (one line) that documents `name`. */
-  const row = (name: string) => readme.split('\n').find((line) => line.startsWith('| ') && line.split(' | ')[0].includes(`\`${name}\``)) ?? '';
+  const row = (name: string) => configuration.split('\n').find((line) => line.startsWith('| ') && line.split(' | ')[0].includes(`\`${name}\``)) ?? '';
   const accepts = (name: string, value: number) => {
     try {
       if (name.startsWith('SUMMARIZER_')) summarizerFromEnv({ [name]: String(value) });
@@ -229,7 +228,7 @@ describe('the README Configuration table states the ranges the code enforces', (
   };
   const fmt = (n: number) => n.toLocaleString('en-US');
   it.each(Object.entries(NUMBER_VARIABLES).map(([name, v]) => [name, v.min, v.max === Number.MAX_SAFE_INTEGER ? undefined : v.max] as const))(
-    '%s: from %d to %s, in the code and in its README row',
+    '%s: from %d to %s, in the code and in its documented row',
     (name, min, max) => {
       expect([accepts(name, min), accepts(name, min - 1)]).toEqual([true, false]);
       if (max !== undefined) expect([accepts(name, max), accepts(name, max + 1)]).toEqual([true, false]);
@@ -239,8 +238,8 @@ describe('the README Configuration table states the ranges the code enforces', (
     },
   );
 
-  it('the table holds every number variable the README documents with a range', () => {
-    const documented = [...readme.matchAll(/`([A-Z_]+)` [\d,]+(?:–[\d,]+| or more)/g)].map((m) => m[1]);
+  it('the table holds every number variable the documentation (README.md, CHANGELOG.md, docs/) documents with a range', () => {
+    const documented = documentation().flatMap(({ text }) => [...text.matchAll(/`([A-Z_]+)` [\d,]+(?:–[\d,]+| or more)/g)].map((m) => m[1]));
     expect(new Set(documented)).toEqual(new Set(Object.keys(NUMBER_VARIABLES)));
   });
 });

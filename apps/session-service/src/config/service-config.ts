@@ -1,5 +1,5 @@
 /**
- * The service's configuration, read from environment variables (documented in the README).
+ * The service's configuration, read from environment variables (documented in docs/configuration.md).
  * Invalid values stop the start-up with a {@link ConfigurationError} naming the variable, its value,
  * what is wrong and what to fix.
  */

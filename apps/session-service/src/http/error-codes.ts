@@ -26,7 +26,7 @@ export interface ErrorCodeInfo {
   retryAfter?: string;
 }
 
-/** Every code, by name (README's error table says more of each). */
+/** Every code, by name (the error table of docs/http-api.md says more of each). */
 export const API_ERROR_CODES = {
   validation_failed: {
     status: 400,
@@ -229,7 +229,7 @@ export const ALL_ERROR_CODES = Object.keys(API_ERROR_CODES) as ApiErrorCode[];
 const _domainCodesDeclared: readonly ApiErrorCode[] = [] as SessionErrorCode[];
 void _domainCodesDeclared;
 
-/** The HTTP status of `code` (README error table). */
+/** The HTTP status of `code` (the error table of docs/http-api.md). */
 export function statusOfCode(code: ApiErrorCode): number {
   return API_ERROR_CODES[code].status;
 }

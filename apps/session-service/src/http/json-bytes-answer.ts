@@ -16,7 +16,7 @@ import type { FastifyReply } from 'fastify';
 /** The content type Fastify gives a JSON answer it serializes itself. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** Milliseconds of serializing between two turns given back to the event loop (well inside the README's 200 ms for `/health`). */
+/** Milliseconds of serializing between two turns given back to the event loop (well inside docs/http-api.md's 200 ms for `/health`). */
 export const SERIALIZE_MS_PER_TURN = 10;
 
 /** Characters of JSON text the serializer produces at a time (between two looks at the clock). */

@@ -262,7 +262,7 @@ export function queryParametersJsonSchema(schema: z.ZodType): { properties?: Rec
       Object.assign(node, rewritten);
     },
   }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
-  // An identity filter sent empty is refused, where other optional parameters count as absent (README "Empty query parameters").
+  // An identity filter sent empty is refused, where other optional parameters count as absent (docs/http-api.md "Empty query parameters").
   const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
   for (const [name, property] of Object.entries(json.properties ?? {})) {
     const advice = identityFilterAdvice(shape[name]);

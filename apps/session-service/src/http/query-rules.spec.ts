@@ -255,7 +255,7 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
     });
   });
 
-  it('takes any number of fraction digits (README, Date-times in queries: those past the ninth are ignored)', () => {
+  it('takes any number of fraction digits (docs/http-api.md, Date-times in queries: those past the ninth are ignored)', () => {
     const { windowQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
     for (const digits of ['1', '123456789', '123456789012', '1'.repeat(40)]) {
       expect(() => validateQuery(recallQuery, { q: 'a', from: `2026-01-01T00:00:00.${digits}Z` })).not.toThrow();

@@ -38,7 +38,7 @@ const eventCreatedAt = z
     "when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event",
   );
 const count = z.number().int().min(0);
-/** A failed pass's machine-readable kind (`COMPACTION_FAILURE_KINDS`; README "Failure kinds"). */
+/** A failed pass's machine-readable kind (`COMPACTION_FAILURE_KINDS`; docs/configuration.md "Failure kinds"). */
 const failureKind = z
   .enum(COMPACTION_FAILURE_KINDS)
   .describe(
@@ -177,7 +177,7 @@ export const ErrorBodySchema = named(
 
 /**
  * The unit of every token figure (a window's cost, a strategy's or trigger's token parameter, a
- * compaction's tokens): the estimator's, as the README's "Token costs" says. `chars` counts UTF-16
+ * compaction's tokens): the estimator's, as "Token costs" in docs/strategies-and-triggers.md says. `chars` counts UTF-16
  * code units, not the characters (Unicode code points) lengths are counted in.
  */
 const ESTIMATOR_UNIT = "in the estimator's unit (tokens of cl100k_base or o200k_base; UTF-16 code units, not characters, with chars)";

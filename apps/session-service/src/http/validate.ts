@@ -97,7 +97,7 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
  * `events[0]` and its first part): its issues are the whole body's up to that element (so the first
  * issue, and the missing fields and unknown keys of its object that {@link missingFieldHint} reads,
  * are the same), while the 1000 × 1024 invalid parts of a 3 MB body cost one issue, not a million
- * (README "Performance").
+ * (docs/performance.md).
  */
 export function parseStoppingEarly<T extends z.ZodType>(schema: T, value: unknown): z.ZodSafeParseResult<z.infer<T>> {
   // abortEarly is a parse context field zod 4.6 sets for schema.validate (ParseContextInternal); safeParse passes the context on
@@ -369,7 +369,7 @@ function emptyTextPartsAt(value: unknown, issuePath: ReadonlyArray<PropertyKey>)
 
 /**
  * When an issue says an event's `text` is missing and the event sent `textParts`, what to do: the
- * parts only record how the text was sent (README "What goes in comes out"), `text` is still
+ * parts only record how the text was sent (docs/http-api.md "What goes in comes out"), `text` is still
  * required and must be their concatenation; else null.
  */
 function textPartsWithoutTextAt(value: unknown, issuePath: ReadonlyArray<PropertyKey>, message: string): { path: PropertyKey[]; message: string } | null {

@@ -17,7 +17,7 @@
  *
  * The acknowledgement goes out as soon as the results stream confirms storing the answer, in the
  * same chain of microtasks (nothing batched, no timer): under load that confirmation is a round
- * trip plus this process's event-loop delay (README, Acknowledgement: 12–30 ms median measured),
+ * trip plus this process's event-loop delay (docs/nats.md, Acknowledgement: 12–30 ms median measured),
  * and a replica killed meanwhile leaves commands answered but not acknowledged, which the next
  * replica answers from the results stream after the ack wait ({@link answerAgain}). It is not sent
  * along with the answer, before the confirmation, on purpose: the server would read the answer

@@ -79,7 +79,7 @@ export function misspelledCommandId(spelling: string): NatsCommandError {
  * `<tenant>:`, or has nothing after it (every such command would share one id: JetStream would
  * drop all but the first within its duplicate window, and the service would answer each with the
  * first one's result). The command stream de-duplicates message ids across every tenant, so ids
- * are scoped by their tenant (README, "Tenants").
+ * are scoped by their tenant (docs/nats.md, "Tenants").
  */
 export function invalidCommandId(msgId: string, tenant: string): NatsCommandError {
   const rule = `with API_KEYS each command id starts with its tenant and a colon (e.g. "${tenant}:<uuid>")`;

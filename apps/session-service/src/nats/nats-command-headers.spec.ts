@@ -1,7 +1,7 @@
 /**
  * Newcomer ncnatsops F3: a command with a valid inbox in a `reply-to` or `REPLY-TO` header was
  * applied and nothing went to the inbox, without a word (an empty `Reply-To` the same), though the
- * README says an unusable `Reply-To` is refused. `Reply-To` is now read in any letter case (as HTTP
+ * docs/nats.md says an unusable `Reply-To` is refused. `Reply-To` is now read in any letter case (as HTTP
  * reads header names); empty, or given twice with different values, it is refused
  * (`invalid_reply_to`). `Nats-Msg-Id` is JetStream's, de-duplicated on that exact spelling only: a
  * look-alike spelling alone is refused (`invalid_command_id`) naming the one to use.

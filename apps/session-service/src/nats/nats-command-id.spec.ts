@@ -1,5 +1,5 @@
 /**
- * With `API_KEYS`, a command's `Nats-Msg-Id` is `<tenant>:<command id>` (README, Command ids).
+ * With `API_KEYS`, a command's `Nats-Msg-Id` is `<tenant>:<command id>` (docs/nats.md, Command ids).
  * `tenant-a:` alone was accepted (newcomer ncops): every command with it shares one
  * de-duplication id, so JetStream drops all but the first within its window and the service would
  * answer each as the first. It is refused with `invalid_command_id`, nothing run.

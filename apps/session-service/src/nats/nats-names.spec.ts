@@ -1,8 +1,7 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import fc from 'fast-check';
 import { SESSION_ID_PATTERN } from '../http/request-schemas';
 import { commandSubject, decisionSubject, natsNames, parseCommandSubject } from './nats-names';
+import { documentationFile } from '../../../../test/support/documentation';
 
 const sessionChars = fc.constantFrom(...'abcXYZ019_-:@.'.split(''));
 const sessionId = fc.string({ unit: sessionChars, minLength: 1, maxLength: 40 }).filter((s) => !s.startsWith('.') && !s.endsWith('.') && !s.includes('..'));
@@ -37,10 +36,10 @@ describe('command subjects', () => {
   });
 });
 
-describe('the README on NATS names', () => {
+describe('docs/nats.md on NATS names', () => {
   it('names the streams and the consumer as natsNames does, for the default and another NATS_PREFIX', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '../../../../README.md'), 'utf8');
-    const streams = /- \*\*Streams\*\*[\s\S]*?\n- \*\*/.exec(readme)?.[0].replace(/\s+/g, ' ') ?? '';
+    const nats = documentationFile('docs/nats.md');
+    const streams = /- \*\*Streams\*\*[\s\S]*?\n- \*\*/.exec(nats)?.[0].replace(/\s+/g, ' ') ?? '';
     for (const prefix of ['compaction', 'ncx']) {
       const names = natsNames(prefix);
       for (const name of [names.commandStream, names.resultStream, names.decisionStream, names.commandConsumer]) {

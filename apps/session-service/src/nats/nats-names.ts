@@ -10,7 +10,7 @@
  * every token between the tenant and the last token.
  */
 
-/** The command kinds, each the body of one HTTP request (see README). */
+/** The command kinds, each the body of one HTTP request (see docs/nats.md). */
 export const COMMAND_KINDS = ['compact', 'append', 'messages', 'policy'] as const;
 /** One of {@link COMMAND_KINDS}. */
 export type CommandKind = (typeof COMMAND_KINDS)[number];

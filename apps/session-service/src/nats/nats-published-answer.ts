@@ -1,5 +1,5 @@
 /**
- * Finds the answer the service already published for a command on the results stream (README
+ * Finds the answer the service already published for a command on the results stream (docs/nats.md,
  * "Redelivery"): a redelivered command (its replica died or lost NATS after publishing the answer,
  * before the acknowledgement reached the server) is answered again with it, not run again on the
  * session's later state; a client whose publish acknowledgement was lost, and that resent the

@@ -1,7 +1,7 @@
 import { rejectionLogLine } from './nats-rejection-log';
 
 describe('rejectionLogLine', () => {
-  it('says the code, status, subject and message id, and that a subject naming no session without Reply-To is answered nowhere (the README example)', () => {
+  it('says the code, status, subject and message id, and that a subject naming no session without Reply-To is answered nowhere (the docs/nats.md example)', () => {
     expect(
       rejectionLogLine({
         code: 'invalid_subject',

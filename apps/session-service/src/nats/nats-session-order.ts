@@ -1,5 +1,5 @@
 /**
- * Stream order of a session's commands across replicas and crashes (README "Order"): a command is
+ * Stream order of a session's commands across replicas and crashes (docs/nats.md "Order"): a command is
  * applied only once no earlier command of its session is left in the command stream.
  *
  * The command stream is a work queue: a command stays in it until a replica acknowledges it or

@@ -1,6 +1,6 @@
 /**
  * NATS commands are held to the write admission rule the HTTP routes are (`checkWriteAdmission`,
- * README "Write deadline"): the executor marks each append and policy command with its arrival (the
+ * docs/http-api.md "Write deadline"): the executor marks each append and policy command with its arrival (the
  * start of its execution) and `WRITE_DEADLINE_MS`, and answers a command whose write could not
  * start in time 503 `request_expired` (a transient code: the consumer retries it in place).
  */

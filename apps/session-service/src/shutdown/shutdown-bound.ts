@@ -1,5 +1,5 @@
 /**
- * The shutdown's bound (`SHUTDOWN_TIMEOUT_MS`, README: Logs, shutdown): what a SIGTERM/SIGINT/SIGHUP shutdown
+ * The shutdown's bound (`SHUTDOWN_TIMEOUT_MS`, docs/configuration.md: Logs, shutdown): what a SIGTERM/SIGINT/SIGHUP shutdown
  * waits for, and for how long. Timeline from the signal: the drain (1 s), then in-flight requests, automatic
  * compactions and the NATS drain finish; at half the bound, model calls still running are aborted (their
  * passes fail as any summarizer failure does, recorded, nothing half-written) and NATS is closed without

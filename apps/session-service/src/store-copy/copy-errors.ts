@@ -34,7 +34,7 @@ export class CopyFailedError extends Error {
     super(
       `${problem}; ${
         othersWrote !== undefined
-          ? `something else wrote into the target during the copy (${othersWrote}): a service (or another program) is using it, so nothing was removed: its writes are kept, beside this copy's partial rows and its mark es_copy_in_progress (no service starts on the target while it is there). The target needs attention: stop every service using it, keep what they wrote if it matters (they may have acknowledged it), then drop and re-create it (or delete its file) and run the copy again; point replicas at the target only once the copy has been verified (README "Switching stores", step 4)`
+          ? `something else wrote into the target during the copy (${othersWrote}): a service (or another program) is using it, so nothing was removed: its writes are kept, beside this copy's partial rows and its mark es_copy_in_progress (no service starts on the target while it is there). The target needs attention: stop every service using it, keep what they wrote if it matters (they may have acknowledged it), then drop and re-create it (or delete its file) and run the copy again; point replicas at the target only once the copy has been verified (docs/stores.md, "Switching stores", step 4)`
           : removedFile !== undefined
             ? `the target file ${removedFile} was removed again (nothing of this copy is left): fix the cause and run the same copy again`
             : targetEmptied

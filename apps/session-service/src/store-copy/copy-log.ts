@@ -260,7 +260,7 @@ async function refuseTargetInUse(into: LogCopy, partial: CopyMarker | null, done
   if (users.length === 0) return;
   await (partial !== null ? into.markCopyInProgress(partial) : into.unmarkCopyInProgress());
   throw new TargetInUseError(
-    `the target is in use: ${users.join('; ')}. copy-store copies only into a store no service uses: their writes would mix with the copy's, and a failed copy could not be undone without them; ${done}nothing of this copy was written (its mark es_copy_in_progress was removed again${partial !== null ? ', the partial copy keeps its own' : ''}). Stop every service (and rebuild-read-models) on the target, run the copy again, and point replicas at the target only once the copy has been verified (README "Switching stores", step 4)`,
+    `the target is in use: ${users.join('; ')}. copy-store copies only into a store no service uses: their writes would mix with the copy's, and a failed copy could not be undone without them; ${done}nothing of this copy was written (its mark es_copy_in_progress was removed again${partial !== null ? ', the partial copy keeps its own' : ''}). Stop every service (and rebuild-read-models) on the target, run the copy again, and point replicas at the target only once the copy has been verified (docs/stores.md, "Switching stores", step 4)`,
   );
 }
 

@@ -188,7 +188,7 @@ export class ConnectionNotReadyError extends Error {
   readonly code = 'ETIMEDOUT';
   constructor(readonly withinMs: number) {
     super(
-      `no answer to a new connection's first statement within ${withinMs} ms (a connection pooler in front of PostgreSQL, e.g. pgbouncer in session mode, accepted it but has no free server connection: raise its pool size, see the README's Connection poolers)`,
+      `no answer to a new connection's first statement within ${withinMs} ms (a connection pooler in front of PostgreSQL, e.g. pgbouncer in session mode, accepted it but has no free server connection: raise its pool size, see docs/stores.md, "Connections, timeouts and poolers")`,
     );
   }
 }

@@ -26,7 +26,7 @@
  *   reader sees position p committed, every position below p was committed (or rolled back, with
  *   its `es_head` update) before p was even assigned. A reader can therefore move its checkpoint
  *   past anything it has read without ever skipping an event that commits late. The price: appends
- *   commit one at a time (see the README, Performance).
+ *   commit one at a time (see docs/performance.md).
  * - `es_schema`: one row, the highest schema version a build has set up on this database (absent
  *   before version 2). A build refuses a database whose version is newer than its own (see
  *   `PostgresEventStore`); builds before version 2 never read it.

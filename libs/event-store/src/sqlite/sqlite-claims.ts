@@ -11,7 +11,7 @@ const CLAIM_FILE_PREFIX = 'session-memory-compaction claim\u0000';
 /**
  * The directory of the claims' lock files of the store file `storeFile`: beside it, named after the
  * file without its extension, `-claims` (`events.sqlite` → `events-claims`): not `events.sqlite-…`,
- * which the `events.sqlite*` a restore or a backup script handles (README) would take for one of
+ * which the `events.sqlite*` a restore or a backup script handles (docs/stores.md) would take for one of
  * the store's files. Pure.
  */
 export function sqliteClaimsDirectory(storeFile: string): string {

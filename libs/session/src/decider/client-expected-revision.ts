@@ -1,5 +1,5 @@
 /**
- * The rule for a client's exact `expectedRevision` on an append or a policy PUT (README "Optimistic
+ * The rule for a client's exact `expectedRevision` on an append or a policy PUT (docs/http-api.md "Optimistic
  * concurrency"): one rule, {@link clientRevisionOnLog}, for every write that takes one.
  *
  * A client sends the revision of the session's last event it saw, to be refused when another
@@ -44,7 +44,7 @@ export const MAX_EVENTS_AFTER_EXPECTED = 256;
 /**
  * Most events that may lie between a resend's stored events (decisions of compactions and policy
  * changes recorded between the requests that first wrote them) for it to be read as a retry, with
- * or without a client's expected revision (README "Ids and retries"); past it, the resend is
+ * or without a client's expected revision (docs/http-api.md "Ids and retries"); past it, the resend is
  * refused as the store refuses ids out of their place (a resend spread over a long stretch of decisions).
  */
 export const MAX_DECISIONS_BETWEEN_RESENT = 1024;
@@ -153,7 +153,7 @@ export function resentAsFirst(stored: readonly StoredEvent[], clientIds: readonl
  * Client id → revision of the conversation events from `stored[from]` on when they carry the ids
  * `clientIds`, in order, back to back among the conversation events (the first at `stored[from]`);
  * other events may lie between them: the decisions (compactions, policy changes) recorded between
- * the earlier requests a resend spans (README "Ids and retries"; newcomer ncrecheck64 F1). Else null.
+ * the earlier requests a resend spans (docs/http-api.md "Ids and retries"; newcomer ncrecheck64 F1). Else null.
  */
 function eventsWithIdsFrom(stored: readonly StoredEvent[], from: number, clientIds: readonly string[]): Map<string, bigint> | null {
   if (clientIds.length === 0 || from + clientIds.length > stored.length) return null;

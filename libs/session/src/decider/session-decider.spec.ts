@@ -1,6 +1,6 @@
 /**
  * The session decider, rule by rule (given past events, when a command, then the events to append
- * or the error). Tool-call rules: README "Tool calls"; policy rules: DESIGN §4 and issue 11.
+ * or the error). Tool-call rules: docs/http-api.md "Tool calls"; policy rules: DESIGN §4 and issue 11.
  */
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
@@ -263,7 +263,7 @@ describe('decideAppend: the stored shape of an assistant event sent without text
   });
 });
 
-describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {
+describe('decideAppend: an answer to a call, by where the call is and whether it is answered (docs/http-api.md "Tool calls")', () => {
   const archive = (...ids: string[]): GivenEvent => ({ type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ids } });
   /** What the handler finds in the log for the append's responses: every call id the session made. */
   const callIdsIn = (events: GivenEvent[]) => events.flatMap((e) => ('toolCalls' in e ? (e.toolCalls ?? []).map((c) => c.id) : []));

@@ -229,7 +229,7 @@ export function decideAppend(
 /**
  * A retry's events, each conversation event replaced by its stored data when the two hold the same
  * event (same fields and values, in any key order, `userId` and `costs` aside), so that the store's check,
- * which compares the stored JSON text, finds a retry (README "Ids and retries"): `userId` is the
+ * which compares the stored JSON text, finds a retry (docs/http-api.md "Ids and retries"): `userId` is the
  * session's attribute, checked against the owner by {@link decideAppend}, not part of an event's
  * content; `costs` are the service's, derived from the content; and `/events` and `/messages` may write the same event's keys in another order.
  * `stored`: store event id → the stored data; an event not in it, or with other content, is left

@@ -1,6 +1,6 @@
 /**
  * Where a resent event's content first differs from the stored one's, so that a 409
- * `duplicate_event_id` names the field to fix (README "Ids and retries": content is compared as
+ * `duplicate_event_id` names the field to fix (docs/http-api.md "Ids and retries": content is compared as
  * stored, field by field as text). Pure.
  */
 

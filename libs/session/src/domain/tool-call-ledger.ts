@@ -7,7 +7,7 @@
  * answered). Pairing is `ToolCallPairing`'s: a response answers the most recent earlier call with
  * its id.
  *
- * The codes, by where the call is and whether it is answered (README "Tool calls"):
+ * The codes, by where the call is and whether it is answered (docs/http-api.md "Tool calls"):
  *
  * | the call is | unanswered | answered |
  * | --- | --- | --- |

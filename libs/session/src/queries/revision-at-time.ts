@@ -34,7 +34,7 @@ export function recordedAtOrBefore(recordedAt: Date, at: string): boolean {
  * The last event of session `key` (a `sessionKey`) in revision order whose `recordedAt` is at or
  * before `at` (see {@link recordedAtOrBefore}), or null when there is none: the session has no
  * event (never written, or erased), or its first event was recorded after `at`. "Last in revision
- * order" holds also when the store's clock stepped back (README, Clock jumps): the answer is the
+ * order" holds also when the store's clock stepped back (docs/reliability.md, Clock jumps): the answer is the
  * highest revision recorded at or before `at`. Reads the log backwards from its end (one read of
  * a page when `at` is at or after the last event); a time before the session reads it all.
  * May reject with the store's errors.

@@ -24,7 +24,7 @@ const KEYSET_CURSOR_VERSION = 1;
  * Longest cursor a build before compaction-history cursors named their session accepts (its
  * schema and decoder refuse longer ones as no cursor): a compaction-history cursor whose session
  * id would make it longer names the session by a digest instead, so every replica of a rolling
- * upgrade still continues it (README, Mixed versions).
+ * upgrade still continues it (docs/upgrading.md, Mixed versions).
  */
 const EARLIER_BUILDS_MAX_CURSOR_LENGTH = 256;
 

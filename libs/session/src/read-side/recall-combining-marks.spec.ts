@@ -45,7 +45,7 @@ describe('recall keeps combining marks in their words (Indic scripts)', () => {
     expect(snippet('बोलो')).toBe('कृपया ज़ोर से <mark>बोलो</mark>');
   });
 
-  it('given Latin text, when recall searches without accents, then accents are still folded (README)', () => {
+  it('given Latin text, when recall searches without accents, then accents are still folded (docs/http-api.md)', () => {
     expect(find('cafe')).toEqual(['latin']);
     expect(find('creme muller')).toEqual(['latin']);
     expect(find('café')).toEqual(['latin']);

@@ -3,7 +3,7 @@
  * (`서울에서`: "in Seoul", `예약번호를`: "the booking number" as an object). The word index holds
  * such a run as one word, so `서울` did not find `서울에서 만나요` (newcomer report ncrecall). Korean
  * text is therefore searched as the scripts without spaces are: in the trigram index, a word found
- * as a substring (README "Recall").
+ * as a substring (docs/http-api.md "Recall").
  */
 import fc from 'fast-check';
 import { searchRecall } from './queries/recall-query';

@@ -1,5 +1,5 @@
 /**
- * What recall can search: the one rule deciding what a query word is made of (README, "Recall
+ * What recall can search: the one rule deciding what a query word is made of (docs/http-api.md, "Recall
  * `q`": a word without a letter, digit or emoji is not searched). Every layer asks it: the query
  * plan (`recallQueryPlan`, whose `invalid_query` answers HTTP and the typed client relay), the
  * routing of documents and queries to the trigram index (`hasUnspacedScript`) and the fold of

@@ -1,6 +1,6 @@
 /**
  * Recall snippets cut and marked between grapheme clusters (newcomer report ncmultilingual, F1 and
- * F2). The README's rule: "Every cut the service makes in text … is on a grapheme cluster boundary"
+ * F2). The documented rule (docs/strategies-and-triggers.md): "Every cut the service makes in text … is on a grapheme cluster boundary"
  * (a flag, a ZWJ sequence, an emoji and its skin tone, a keycap or a letter and its combining marks
  * is never split), and matches are marked as whole clusters.
  *

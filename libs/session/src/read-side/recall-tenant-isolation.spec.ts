@@ -1,5 +1,5 @@
 /**
- * Recall of one tenant never depends on another tenant's events (README › API keys, "What tenants
+ * Recall of one tenant never depends on another tenant's events (docs/configuration.md › API keys, "What tenants
  * share"). With one FTS5 index for every tenant, BM25's statistics (row count, average length,
  * each word's row count), the count that stops ranking a word of more than
  * `RECALL_RANKED_MATCH_LIMIT` events, and the rows a substring scan reads counted every tenant's

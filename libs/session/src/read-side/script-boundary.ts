@@ -111,7 +111,7 @@ export function wordIndexBoundaries(text: string): number[] {
  * word and a symbol (`👍🏽kiwi` → `👍🏽\u0003kiwi`, `100₽` → `100\u0003₽`); the length grows by one
  * UTF-16 unit per boundary. A boundary may fall inside a grapheme cluster (`a🏽`, a letter and a
  * newer enclosing mark): the index holds the word without it, as a query does. Applied to what the word index holds and to each word of a query searched there
- * (README, "Recall `q`": "a change of script separates words").
+ * (docs/http-api.md, "Recall `q`": "a change of script separates words").
  */
 export function wordIndexText(text: string): string {
   const changes = wordIndexBoundaries(text);

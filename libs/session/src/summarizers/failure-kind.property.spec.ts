@@ -12,7 +12,7 @@ import { EndpointPausedError } from './endpoint-pause';
 import { RetryWaitTooLongError } from './model-call-retries';
 import { describeCallError, KNOWN_ERROR_CODES } from './openai-summarizer';
 
-/** The documented shapes of a failed call's reason (README "Failure kinds"), each with its kind. */
+/** The documented shapes of a failed call's reason (docs/configuration.md "Failure kinds"), each with its kind. */
 const REASON_SHAPES: Array<[RegExp, CompactionFailureKind]> = [
   [/^the model endpoint rejected the credentials: HTTP 40[13]( \([a-z_]+\))?; check OPENAI_API_KEY$/, 'credentials'],
   [/^model endpoint rejected the request: HTTP \d+( \([a-z_]+\))?; check SUMMARIZER_MODEL and OPENAI_BASE_URL$/, 'model_not_found'],

@@ -135,7 +135,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws RequestExpiredError (503 `request_expired`) when its write could not start within its write deadline, or its client is gone; SessionErasedMeanwhileError (409 `session_erased`) when the session was erased after it arrived ({@link checkWriteAdmission}).
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
-    // The request's own shape first: a malformed request answers 400 before its revision is checked (README, Optimistic concurrency).
+    // The request's own shape first: a malformed request answers 400 before its revision is checked (docs/http-api.md, Optimistic concurrency).
     checkAppendShape(command.events);
     const key = sessionKey(command.tenantId, command.sessionId);
     // The session's life as the request arrives, read before it waits for anything (this queue, counting): it is written in that life or not at all.

@@ -1,5 +1,5 @@
 /**
- * The auto-compaction backoff of {@link AutoCompactionScheduler} (README "Model summarizer: what it sends, its failures, the backoff"): after
+ * The auto-compaction backoff of {@link AutoCompactionScheduler} (docs/configuration.md "Model summarizer: what it sends, its failures, the backoff"): after
  * `autoCompactionMaxFailures` failed compactions in a row (the session's `consecutiveFailures`,
  * from its log: commanded and automatic passes alike), the next automatic pass waits
  * {@link autoCompactionBackoffMs} after the last failure. The clock lives in this process: the

@@ -277,7 +277,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
    * session), saying why nothing could be archived and what to change:
    * - `open-tool-call`: a tool call's turn holds the cut back. When that call is the session's
    *   first, answered long ago, the cause is usually writers that append tool answers after another
-   *   writer's next user message, which pins the whole session (see the README);
+   *   writer's next user message, which pins the whole session (see docs/http-api.md, Compactions);
    * - `within-limit`: the strategy finds nothing to archive, so what it keeps is over the trigger:
    *   the trigger asks for a smaller window than the strategy leaves;
    * - `newest-turn-only`: the window is its newest turn alone (with pinned system messages), which

@@ -1,5 +1,5 @@
 /**
- * A client's exact `expectedRevision` and the service's own writes (README "Optimistic
+ * A client's exact `expectedRevision` and the service's own writes (docs/http-api.md "Optimistic
  * concurrency"): a compaction's decisions after the revision the client saw do not make its append
  * fail; another writer's conversation event or policy change does.
  */

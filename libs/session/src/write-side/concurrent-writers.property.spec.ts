@@ -86,7 +86,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   // `unnamed`: sent as an OpenAI tool message (`/messages`): no tool name, named after its call by the service.
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('call-and-answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
-  // A resend may leave the owner's userId out (README "Ids and retries": not part of an event's content).
+  // A resend may leave the owner's userId out (docs/http-api.md "Ids and retries": not part of an event's content).
   { weight: 1, arbitrary: fc.boolean().map((withOwner) => ({ kind: 'resend' as const, withOwner })) },
   // The process restarts (or its cache evicts the session): its next command loads the session from the log, from the last compaction's snapshot.
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },

@@ -1,5 +1,5 @@
 /**
- * The order of an append's checks when the client sends its own `expectedRevision` (README
+ * The order of an append's checks when the client sends its own `expectedRevision` (docs/http-api.md
  * "Optimistic concurrency", "Ids and retries"):
  * - a resend of a request that was written (same ids, content and `expectedRevision`) answers its
  *   original `{ revision, position }`, whatever came after it: compactions (which may have archived
@@ -146,7 +146,7 @@ describe("an append with the client's expectedRevision", () => {
     },
   );
 
-  it("given ids in the log where the request's revision put them, when another user sends them with other content and a stale revision, then it is judged as a resend of them: 409 user_id_conflict (README)", async () => {
+  it("given ids in the log where the request's revision put them, when another user sends them with other content and a stale revision, then it is judged as a resend of them: 409 user_id_conflict (docs/http-api.md)", async () => {
     const writer = replica();
     await writer.execute(command('any', [user('e1'), user('e2')], 'alice'));
     await expect(replica().execute(command(0n, [{ id: 'e2', type: 'user', text: 'other content' }], 'bob'))).rejects.toMatchObject({

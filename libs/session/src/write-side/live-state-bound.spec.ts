@@ -1,7 +1,7 @@
 /**
  * The write-side state a process keeps for a session it appends to live is bounded by the active
  * window and the events since the last compaction, not by the session's history (capacity report
- * finding 1; README "Performance" and memory plan): the ids it knows are exactly those a load
+ * finding 1; docs/performance.md and memory plan): the ids it knows are exactly those a load
  * from the last compaction's snapshot knows (what a restarted process holds), however many events
  * this process appended and compacted away.
  */

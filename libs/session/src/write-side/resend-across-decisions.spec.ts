@@ -1,7 +1,7 @@
 /**
  * A resend of stored events spanning several earlier requests is a retry also when decisions lie
  * between those requests in the log (a compaction, a policy set): it writes nothing and answers the
- * revision of its last event, as the README's "Ids and retries" promises "whatever the chunking of
+ * revision of its last event, as "Ids and retries" in docs/http-api.md promises "whatever the chunking of
  * the first run". Newcomer ncint64 F1: a whole-history resend after a compaction was refused 409
  * `duplicate_event_id` with advice ("send only the events not appended yet") it could not follow.
  * Only decisions may lie between: a resend that skips a stored message, swaps two, or changes one's

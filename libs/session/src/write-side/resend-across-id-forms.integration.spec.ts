@@ -5,7 +5,7 @@
  * (`deterministicEventIdForms`). A log written by such a build — a session erased and written
  * again — is built here through the store directly, with the ids that build gave ({@link legacyId}),
  * then the current write side gets a resend: it must be answered with the original result and
- * write nothing (README "Ids and retries"), on SQLite and PostgreSQL. A reuse of a client id of
+ * write nothing (docs/http-api.md "Ids and retries"), on SQLite and PostgreSQL. A reuse of a client id of
  * an erased life is still a new event (the stores delete an erased life's events).
  */
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
  * A resend of events a compaction archived, decided by a process that loads the session from the
  * compaction's snapshot (its state knows only the events it folded): the resend is answered with
  * its original result, as on a fold of the whole log, not refused by the tool-call rules against
- * calls that came after it (README "Ids and retries"; DESIGN §2 idempotent appends). A new append
+ * calls that came after it (docs/http-api.md "Ids and retries"; DESIGN §2 idempotent appends). A new append
  * that breaks the rules is still refused, and neither writes anything.
  */
 import type { EventBus } from '@nestjs/cqrs';

@@ -1,7 +1,7 @@
 /**
  * The stored data of the events a resend names: what `alignToStored` compares a resend with, so
  * that a resend that adds or leaves out `userId`, or comes through the other append route, is still
- * a retry (README "Ids and retries"); and the arrival archives its original append wrote right after
+ * a retry (docs/http-api.md "Ids and retries"); and the arrival archives its original append wrote right after
  * them, so that the retry answers what the original did. Reads the log on the resend path only.
  */
 import type { EventData, EventStore } from '@lib/event-store';
@@ -31,7 +31,7 @@ export interface StoredResend {
  * Reads the conversation events at `revisions` (the stored revisions of a resend's ids, in the
  * order the resend gives them) from `stream`, and the arrival archives right after them (at most
  * one per event). A resend is in place when its revisions rise in the order sent and no other
- * conversation event lies between them: only decisions may (README "Ids and retries": a run of
+ * conversation event lies between them: only decisions may (docs/http-api.md "Ids and retries": a run of
  * stored events spanning several earlier requests is a retry, also with a compaction or a policy
  * set between them; newcomer ncint64 F1). Reads one range, at most {@link MAX_DECISIONS_BETWEEN_RESENT}
  * events more than the resend's; when the resend is not in place it answers empty (the store

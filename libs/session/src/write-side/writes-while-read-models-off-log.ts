@@ -4,7 +4,7 @@
  * or replaced, under this running process). An append the store took then would be acknowledged
  * although no read of this process could show it (its read models are at a checkpoint of the other
  * log: a read with the append's `minPosition` would answer from them, e.g. 404), and the process
- * cannot rebuild them safely while it serves (see README "Backup and restore"). Refused writes
+ * cannot rebuild them safely while it serves (see docs/stores.md "Backup and restore"). Refused writes
  * answer 503 `store_unavailable` (nothing written): another replica, or this one once restarted on
  * rebuilt read models, takes them. The refusal ends by itself if the store holds the read models'
  * log again (the projector checks at every retry).
