@@ -54,13 +54,19 @@ function headingAnchors(markdown: string): Set<string> {
   return anchors;
 }
 
-/** The targets of a Markdown file's inline links and images (not in code blocks or code spans), with their line numbers. */
+/**
+ * The targets of a Markdown file's inline links and images (not in code blocks or code spans), with
+ * the line each starts on. A link's text may wrap onto the next line, as a paragraph's words do.
+ */
 function linkTargets(markdown: string): Array<{ line: number; target: string }> {
+  const prose = markdown.split('\n').map(() => '');
+  for (const { line, text } of proseLines(markdown)) prose[line - 1] = text;
+  // a code span's content is not Markdown: blank it out, keeping lines and columns (a span may wrap
+  // onto the next line, never across a blank one)
+  const text = prose.join('\n').replace(/(`+)(?:[^`\n]|\n(?!\n)|(?!\1)`)*?\1/g, (span) => span.replace(/[^\n]/g, ' '));
   const targets: Array<{ line: number; target: string }> = [];
-  for (const { line, text } of proseLines(markdown)) {
-    // a code span's content is not Markdown: blank it out, keeping the columns
-    const prose = text.replace(/(`+)([^`]|(?!\1)`)*?\1/g, (span) => ' '.repeat(span.length));
-    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) targets.push({ line, target: match[1] });
+  for (const match of text.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    targets.push({ line: text.slice(0, match.index).split('\n').length, target: match[1] });
   }
   return targets;
 }
@@ -111,13 +117,14 @@ describe('the documentation links', () => {
     ]);
   });
 
-  it('finds a broken link: a file that is not there, and an anchor no heading has', () => {
+  it('finds a broken link: a file that is not there, and an anchor no heading has, also in a link whose text wraps', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-links-'));
     try {
       fs.mkdirSync(path.join(dir, 'docs'));
       fs.writeFileSync(
         path.join(dir, 'README.md'),
-        '# A\n\n## Logs\n\n[ok](#logs) [ok](docs/b.md#b) [gone](docs/c.md) [moved](docs/b.md#logs) [here](#nowhere) [up](../x.md)\n',
+        '# A\n\n## Logs\n\n[ok](#logs) [ok](docs/b.md#b) [gone](docs/c.md) [moved](docs/b.md#logs) [here](#nowhere) [up](../x.md)\n' +
+          'a link whose text [wraps\nonto the next line](#wrapped) and `a code span [that\nwraps](#not-a-link)`\n',
       );
       fs.writeFileSync(path.join(dir, 'docs', 'b.md'), '# B\n\n[back](../README.md#logs)\n');
       expect(brokenLinks('README.md', dir)).toEqual([
@@ -125,6 +132,7 @@ describe('the documentation links', () => {
         'README.md:5: docs/b.md#logs: no heading of docs/b.md has the anchor #logs',
         'README.md:5: #nowhere: no heading of README.md has the anchor #nowhere',
         'README.md:5: ../x.md: outside the repository',
+        'README.md:6: #wrapped: no heading of README.md has the anchor #wrapped',
       ]);
       expect(brokenLinks('docs/b.md', dir)).toEqual([]);
     } finally {
