@@ -247,6 +247,24 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     expect(closed).toBe(false);
   });
 
+  it.each([
+    ['bytes that are not HTTP', 'GARBAGE\r\n\r\n', 'HTTP/1.1 400 Bad Request'],
+    ['a header with a NUL', 'GET /health HTTP/1.1\r\nHost: localhost\r\nX-A: a\u0000b\r\n\r\n', 'HTTP/1.1 400 Bad Request'],
+    ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: localhost\r\nX-A: ${'a'.repeat(20_000)}\r\n\r\n`, 'HTTP/1.1 431 Request Header Fields Too Large'],
+  ])(
+    'answers a write sent just ahead of %s before refusing them: its write is acknowledged, never written unanswered (newcomer ncapi71 F1)',
+    async (_name, bad, refusal) => {
+      const sessionId = `ahead-of-garbage-${refusal.slice(9, 12)}-${_name.length}`;
+      const path = `/v1/sessions/${sessionId}/events`;
+      const write = post(path, JSON.stringify({ events: [{ id: 'w1', type: 'user', text: 'kept' }] }));
+      const { text, closed } = await exchange([write, Buffer.from(bad, 'latin1')], 5_000);
+      expect(statusLines(text)).toEqual(['HTTP/1.1 201 Created', refusal]);
+      expect(closed).toBe(true);
+      const log = await harness.http().get(`${path}`).expect(200);
+      expect((log.body as { events: Array<{ data: { event: { id: string } } }> }).events.map((e) => e.data.event.id)).toEqual(['w1']);
+    },
+  );
+
   describe('DELETE /v1/sessions/{sessionId}', () => {
     beforeAll(async () => {
       await appendOne('del-body');

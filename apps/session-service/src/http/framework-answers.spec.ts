@@ -30,6 +30,11 @@ describe('clientErrorAnswer: header overflow', () => {
     expect(requestLineTooLong(Buffer.from(`GET /${'a'.repeat(100)} HTTP/1.1\r\n`), 500)).toBe(false);
     // a chunk whose first line is a header (the request line came earlier) is the headers' fault
     expect(requestLineTooLong(Buffer.from(`X-Big: ${'a'.repeat(100)}\r\n`), 50)).toBe(false);
+    // pipelined behind another request (its body with no line end of its own), on its line or alone
+    const ahead = 'POST /v1/sessions/s/events HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
+    expect(requestLineTooLong(Buffer.from(`${ahead}GET /${'a'.repeat(100)} HTTP/1.1\r\n${headers}`), 50)).toBe(true);
+    expect(requestLineTooLong(Buffer.from(`${ahead}\r\nGET /${'a'.repeat(100)}`), 50)).toBe(true);
+    expect(requestLineTooLong(Buffer.from(`${ahead}GET / HTTP/1.1\r\nX-Big: ${'a'.repeat(100)}\r\n`), 50)).toBe(false);
   });
 });
 

@@ -40,7 +40,7 @@ import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ROUTE_NOT_FOUND, toApiError, type ApiErrorBody } from './api-error.filter';
 import { answerBeforeBody, isDiscardingBody } from './early-answer';
-import { abortBodyKeepingConnection, requestInFlight } from './half-close';
+import { abortBodyKeepingConnection, requestInFlight, wholeRequestUnanswered } from './half-close';
 import { deferHeldRequestTimeout } from './pipelined-in-order';
 import { NO_TENANT_LABEL, type ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
@@ -230,16 +230,22 @@ export interface ClientErrorOptions {
 
 /**
  * Whether a header overflow is due to the request line itself: the bytes received (`rawPacket`)
- * hold no line end yet, or their first line is a request line (ends with ` HTTP/x.y`) longer than
- * the header limit (`limit` bytes; Node counts the request line towards it).
+ * hold no line end yet, or one of their lines is longer than the header limit (`limit` bytes; Node
+ * counts the request line towards it) and is not a header field (`name:`). Such a line is a request
+ * line, also one that follows another request's body on the connection (pipelined: the packet then
+ * begins with that other request, newcomer ncapi71 F5).
  */
 export function requestLineTooLong(rawPacket: unknown, limit: number = http.maxHeaderSize): boolean {
   if (!Buffer.isBuffer(rawPacket)) return true;
-  const end = rawPacket.indexOf('\n');
-  if (end < 0) return true;
-  const line = rawPacket.subarray(0, end).toString('latin1').replace(/\r$/, '');
-  return / HTTP\/\d\.\d$/.test(line) && Buffer.byteLength(line, 'latin1') > limit;
+  if (rawPacket.indexOf('\n') < 0) return true;
+  return rawPacket
+    .toString('latin1')
+    .split('\n')
+    .some((line) => line.replace(/\r$/, '').length > limit && !HEADER_FIELD_START.test(line));
 }
+
+/** The start of a header field line: its name (an RFC 9110 token) and the colon. */
+const HEADER_FIELD_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/;
 
 /** The status and body answered to an error of Node's HTTP parser. */
 export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions = { requestTimeoutMs: 60_000 }): { status: number; body: ApiErrorBody } {
@@ -386,6 +392,21 @@ export function answerClientErrors(
       return;
     if (inFlight?.res.headersSent) return void socket.destroy();
     if (inFlight && err.code === 'HPE_INVALID_EOF_STATE') return abortBodyKeepingConnection(inFlight);
+    if (awaitingAnswersAhead.has(socket)) return;
+    const ahead = wholeRequestUnanswered(socket);
+    if (ahead) {
+      // A whole request ahead of the unparseable bytes (pipelined, or sent just before them) is
+      // answered first, then this answer closes the connection: closed now, its write could still
+      // land with no answer, or be refused as if its client had left (newcomer ncapi71 F1).
+      awaitingAnswersAhead.add(socket);
+      socket.pause();
+      ahead.res.once('finish', () => {
+        awaitingAnswersAhead.delete(socket);
+        answer(err, socket, deferred);
+      });
+      ahead.res.once('close', () => setImmediate(() => socket.destroyed || socket.destroy()));
+      return;
+    }
     const { status, body } = clientErrorAnswer(err, options);
     const requestId = requestIdOfRawHead(err.rawPacket);
     lines.warn(clientErrorLogLine(err, status, body.code, options, requestId), `${err.code ?? 'error'}: ${status} ${body.code}`);
@@ -409,6 +430,9 @@ export function answerClientErrors(
   };
   return (err: ClientError, socket: Socket): void => answer(err, socket);
 }
+
+/** Connections whose parser failed while a whole request ahead was still unanswered: their answer waits for it (later parser errors on them add nothing). */
+const awaitingAnswersAhead = new WeakSet<Socket>();
 
 /** The answer to a request arriving while the service shuts down. */
 export const SHUTTING_DOWN: ApiErrorBody = {

@@ -52,6 +52,17 @@ export function requestInFlight(socket: Socket): RequestInFlight | undefined {
 }
 
 /**
+ * The latest request on `socket` whose head and body arrived but whose answer is not all written
+ * yet (its handler still running, e.g. an append waiting for its write), or undefined. Node answers
+ * a connection's requests in order, so when the latest one's answer is written, so are those of the
+ * requests ahead of it. Known for the servers {@link answerHalfClosedConnections} was called on.
+ */
+export function wholeRequestUnanswered(socket: Socket): RequestInFlight | undefined {
+  const inFlight = latest.get(socket);
+  return inFlight && inFlight.req.complete && !inFlight.res.writableFinished && !inFlight.res.destroyed ? inFlight : undefined;
+}
+
+/**
  * Aborts the request `inFlight`, whose client half-closed the connection inside its body, as Node
  * aborts a request whose connection closes (`aborted` set and emitted: its body reader, body-parser,
  * fails with `request.aborted`, which the error filter answers 400 `request_aborted`), but without
