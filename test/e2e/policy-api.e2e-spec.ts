@@ -221,6 +221,19 @@ describe('policy API: one representation, one null rule; query strings', () => {
       }
     });
 
+    it('refuses a userId filter no user id can be (NUL, a bidi override, a zero-width space) on the session list as recall does: 400 saying what to fix (newcomer ncapi71 F4)', async () => {
+      for (const bad of ['a%00b', '%E2%80%AEab', 'a%E2%80%8Bb']) {
+        const list = await http().get(`/v1/sessions?userId=${bad}`).expect(400);
+        const recall = await http().get(`/v1/recall?q=reservation&userId=${bad}`).expect(400);
+        expect({ bad, code: list.body.code, parameter: list.body.parameter, message: list.body.message }).toEqual({
+          bad,
+          code: recall.body.code,
+          parameter: 'userId',
+          message: recall.body.message,
+        });
+      }
+    });
+
     it('still refuses a required parameter sent empty (recall q=)', async () => {
       const res = await http().get('/v1/recall?q=&cursor=').expect(400);
       expect(res.body).toMatchObject({ code: 'invalid_query', parameter: 'q' });

@@ -63,8 +63,8 @@ const CLIENT_ID_META = {
   description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧)`,
 };
 
-/** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
-const clientId = z
+/** Client ids (event, tool-call and user ids, and the filters naming them): {@link clientIdProblem}, the rule `/messages` follows too. */
+export const clientId = z
   .string()
   .superRefine((s, ctx) => {
     const problem = clientIdProblem(s);
