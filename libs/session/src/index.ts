@@ -41,6 +41,7 @@ export * from './write-side/set-compaction-policy';
 export * from './write-side/life-at-arrival';
 export * from './write-side/life-when-stored';
 export * from './write-side/erase-session';
+export * from './write-side/interrupted-erasures';
 export * from './write-side/writes-while-read-models-full';
 export * from './write-side/writes-while-read-models-off-log';
 export { erasedRowsOf, erasesCopyOf, ALL_ROWS, type ErasedRows, type SessionErasedData } from './events/erasure-events';

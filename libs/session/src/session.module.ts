@@ -23,6 +23,7 @@ import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './write-s
 import { CompactSessionHandler } from './write-side/compact-session';
 import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
 import { EraseSessionHandler } from './write-side/erase-session';
+import { InterruptedErasureSweep } from './write-side/interrupted-erasures';
 import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
 import { SessionClaims } from './write-side/session-claims';
 import { SessionReads } from './queries/session-reads';
@@ -74,6 +75,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
     private readonly scheduler: AutoCompactionScheduler,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(OPTIONS) private readonly options: SessionModuleOptions,
+    private readonly erasureSweep: InterruptedErasureSweep,
   ) {
     // A session erased through another replica (or process) is forgotten here when its erasure record is projected.
     projector.onErasure((tenantId, sessionId) => sessions.invalidate(sessionKey(tenantId, sessionId)));
@@ -115,6 +117,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         CompactSessionHandler,
         SetCompactionPolicyHandler,
         EraseSessionHandler,
+        InterruptedErasureSweep,
         SessionClaims,
         AutoCompactionScheduler,
         SessionReads,
@@ -127,6 +130,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         SessionStateCache,
         AutoCompactionScheduler,
         SessionClaims,
+        InterruptedErasureSweep,
         EVENT_STORE,
         COMMAND_EVENT_STORE,
         ReadModelStore,
@@ -137,10 +141,13 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   onApplicationBootstrap(): void {
-    if (this.options.startProjector !== false) this.projector.start(this.store);
+    if (this.options.startProjector === false) return;
+    this.projector.start(this.store);
+    this.erasureSweep.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.erasureSweep.stop();
     this.scheduler.stopWaiting();
     await this.scheduler.whenIdle();
     await this.projector.stop();

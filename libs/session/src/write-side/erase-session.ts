@@ -259,6 +259,30 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   }
 
   /**
+   * Finishes an erasure of session `sessionId` (of `tenantId`) that deleted the session's stream and
+   * stopped before writing its record (its replica killed between the two; newcomer ncrace71 F1):
+   * found by {@link InterruptedErasureSweep}, not sent by any client. When the stream's last
+   * deletion (at its incarnation − 1) has no record once the record wait has passed (an erasure
+   * still running writes its own within it), writes the record, with no `requestedBy`: every
+   * replica's projector then erases the rows of the deleted life, and a life written since is kept.
+   * Deletes nothing. Returns the record of that deletion and whether this call wrote it, or null
+   * when the stream was never deleted or this replica holds no row of the deleted life (a replica
+   * that does finishes it).
+   */
+  async finishInterrupted(tenantId: string, sessionId: string): Promise<{ record: ErasureRecord; written: boolean } | null> {
+    const incarnation = await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId)));
+    if (incarnation === 0n) return null;
+    try {
+      const head = await this.store.headPosition();
+      const record = await this.alreadyDeleted(new EraseSessionCommand(tenantId, sessionId), head, incarnation);
+      return { record, written: record.position > head };
+    } catch (err) {
+      if (err instanceof SessionNotFoundError) return null;
+      throw err;
+    }
+  }
+
+  /**
    * The record of the erasure `command` resends under its client's request id, or null when it is
    * not a resend (also, at once and without a read, when it carries no client-chosen request id).
    * Loads the session's erasure records and decides ({@link decideResentErasure}); when the life

@@ -1,0 +1,122 @@
+/**
+ * Erasures interrupted between their two writes: a `DELETE` deletes the session's stream, then
+ * appends its record to the tenant's erasure stream, and every replica's projector erases the
+ * session's rows when it reaches that record. A replica killed between the two (newcomer ncrace71
+ * F1: 2 kills in 12 landed there) left the deleted events in every replica's read models, served by
+ * the window, recall and the session list, and merged into the session's next life, until a client
+ * sent the `DELETE` again. {@link InterruptedErasureSweep} finds such deletions and writes their
+ * records, on every replica: at start, once the read models have caught up with the log, and then
+ * every {@link ERASURE_SWEEP_INTERVAL_MS}.
+ */
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EventStore } from '@lib/event-store';
+import { SESSION_STREAM_PREFIX } from '../events/session-stream-events';
+import { loggedLifeUpTo } from '../read-side/queries/session-row';
+import { SessionProjector } from '../read-side/session-projector';
+import { COMMAND_EVENT_STORE } from '../tokens';
+import { EraseSessionHandler } from './erase-session';
+
+/** How often (ms) each replica looks for erasures interrupted after their deletion: every minute. */
+export const ERASURE_SWEEP_INTERVAL_MS = 60_000;
+
+/** An erasure a sweep finished: the session, and the record's `lastRevision` and global position (decimal text). */
+export interface FinishedErasure {
+  tenantId: string;
+  sessionId: string;
+  lastRevision: string;
+  position: string;
+}
+
+/**
+ * The tenant and session id of a session stream's name (`session-<tenantId>.<sessionId>`; tenant
+ * ids hold no dot), or null for any other stream. Pure.
+ */
+export function sessionOfStream(stream: string): { tenantId: string; sessionId: string } | null {
+  if (!stream.startsWith(SESSION_STREAM_PREFIX)) return null;
+  const key = stream.slice(SESSION_STREAM_PREFIX.length);
+  const dot = key.indexOf('.');
+  return dot <= 0 || dot === key.length - 1 ? null : { tenantId: key.slice(0, dot), sessionId: key.slice(dot + 1) };
+}
+
+/**
+ * Finds the session streams the store deleted whose deleted events this replica's read models still
+ * hold, and finishes their erasures ({@link EraseSessionHandler.finishInterrupted}: the record is
+ * written once the record wait has passed without one; a record already written, its projector
+ * behind it, is left to the projector). One sweep at a time; each finished erasure logs a warn line.
+ * Needs a store that lists its deleted streams (SQLite, PostgreSQL: `logCopy().deletedStreams()`);
+ * on KurrentDB there is no sweep, and an interrupted erasure is finished by sending it again.
+ */
+@Injectable()
+export class InterruptedErasureSweep {
+  private readonly logger = new Logger('Erasure');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<FinishedErasure[]> | undefined;
+  private stopped = false;
+
+  constructor(
+    @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
+    private readonly projector: SessionProjector,
+    private readonly erasures: EraseSessionHandler,
+  ) {}
+
+  /**
+   * Sweeps once (or joins the sweep under way) and answers the erasures it finished. Reads the
+   * store's deleted streams (one query) and, for each session stream, whether the read models hold
+   * rows of its deleted revisions (one indexed read-model query); only those cost store reads.
+   * @throws what the store throws (unavailable): the next sweep tries again.
+   */
+  sweep(): Promise<FinishedErasure[]> {
+    this.running ??= this.sweepOnce().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /**
+   * Starts sweeping: once the read models have reached the log's head as it is now (waiting at most
+   * `intervalMs` for it), then every `intervalMs` (default {@link ERASURE_SWEEP_INTERVAL_MS}). A
+   * failed sweep logs one warn line and the next one tries again. Nothing without a store that lists its deleted streams.
+   */
+  start(intervalMs = ERASURE_SWEEP_INTERVAL_MS): void {
+    if (!this.store.logCopy || this.timer || this.stopped) return;
+    const run = () =>
+      void this.sweep().catch((err: unknown) =>
+        this.logger.warn(`looking for erasures interrupted after their deletion failed (tried again in ${intervalMs / 1000} s): ${String(err)}`),
+      );
+    void this.store
+      .headPosition()
+      .then((head) => this.projector.waitForPosition(head, intervalMs))
+      .catch(() => undefined)
+      .then(() => {
+        if (this.stopped) return;
+        run();
+        this.timer = setInterval(run, intervalMs);
+        this.timer.unref();
+      });
+  }
+
+  /** Stops sweeping and waits for a sweep under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private async sweepOnce(): Promise<FinishedErasure[]> {
+    const copy = this.store.logCopy?.();
+    if (!copy) return [];
+    const finished: FinishedErasure[] = [];
+    for (const { stream, revision } of await copy.deletedStreams()) {
+      if (this.stopped) break;
+      const session = sessionOfStream(stream);
+      if (!session || !loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
+      const done = await this.erasures.finishInterrupted(session.tenantId, session.sessionId);
+      if (!done?.written) continue;
+      const { lastRevision = revision.toString(), erasedEvents } = done.record.data;
+      finished.push({ ...session, lastRevision, position: done.record.position.toString() });
+      this.logger.warn(
+        `finished the erasure of session "${session.sessionId}" of tenant ${session.tenantId}, interrupted after its deletion (its replica stopped before recording it): ` +
+          `its record of ${erasedEvents} events up to revision ${lastRevision} is written now (position ${done.record.position}), and every replica's read models drop them`,
+      );
+    }
+    return finished;
+  }
+}

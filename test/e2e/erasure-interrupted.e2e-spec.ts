@@ -1,0 +1,132 @@
+/**
+ * An erasure interrupted between its two writes (newcomer ncrace71 F1): its replica killed after
+ * the session's stream was deleted and before the erasure record was appended. Nothing told the
+ * read models, so every replica served the deleted events (session, window, recall) and merged them
+ * into the session's next life until a client sent the DELETE again. The sweep every replica runs
+ * (`InterruptedErasureSweep`, at start and every minute) writes the missing record. The kill is
+ * simulated by deleting the stream through the store, as the erasure's first write does.
+ */
+import { COMMAND_EVENT_STORE, InterruptedErasureSweep, sessionKey, sessionStream } from '@lib/session';
+import type { EventStore } from '@lib/event-store';
+import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
+import { usePostgresReplicas } from '../support/postgres-replicas';
+import { useService, type Harness } from '../support/service-harness';
+
+const events = (ids: string[], text: string) => ({ events: ids.map((id) => ({ id, type: 'user', text: `${text} ${id}` })) });
+
+/** Deletes the session's stream as an erasure's first write does, and writes no record: the erasure's replica "killed" between the two. */
+async function deleteWithoutRecord(h: Harness, sessionId: string): Promise<void> {
+  await h.service.app.get<EventStore>(COMMAND_EVENT_STORE).deleteStream(sessionStream(sessionKey('default', sessionId)));
+}
+
+/** The ids of the session's active window on `h`, read at `minPosition` (decimal text). */
+async function windowIds(h: Harness, sessionId: string, minPosition: string): Promise<string[]> {
+  const res = await h.http().get(`/v1/sessions/${sessionId}/window?minPosition=${minPosition}`).expect(200);
+  return (res.body as { events: Array<{ id: string }> }).events.map((e) => e.id);
+}
+
+/** The ids of recall's hits of `q` on `h`. */
+async function recallIds(h: Harness, q: string, minPosition: string): Promise<string[]> {
+  const res = await h.http().get(`/v1/recall?q=${q}&minPosition=${minPosition}`).expect(200);
+  return (res.body as { items: Array<{ eventId: string }> }).items.map((hit) => hit.eventId);
+}
+
+describe('an erasure interrupted after its deletion, before its record (SQLite)', () => {
+  const service = useService();
+
+  it('is finished by the sweep: the record is written, the deleted life leaves the read models, the life written since stays', async () => {
+    const h: Harness = service;
+    await h
+      .http()
+      .post('/v1/sessions/cut/events')
+      .send(events(['o1', 'o2', 'o3'], 'zebraword old'))
+      .expect(201);
+    await deleteWithoutRecord(h, 'cut');
+    // the state the probe found: the deleted events still served, and merged into the next life
+    const next = await h
+      .http()
+      .post('/v1/sessions/cut/events')
+      .send(events(['n1'], 'new'))
+      .expect(201);
+    expect(await windowIds(h, 'cut', next.body.position as string)).toEqual(['o1', 'o2', 'o3', 'n1']);
+
+    const finished = await h.service.app.get(InterruptedErasureSweep).sweep();
+    expect(finished).toEqual([{ tenantId: 'default', sessionId: 'cut', lastRevision: '2', position: expect.any(String) }]);
+    const at = finished[0].position;
+    expect(await windowIds(h, 'cut', at)).toEqual(['n1']);
+    expect(await recallIds(h, 'zebraword', at)).toEqual([]);
+    const erasures = await h.http().get(`/v1/erasures?minPosition=${at}`).expect(200);
+    expect(erasures.body.erasures).toEqual([
+      expect.objectContaining({ sessionId: 'cut', erasedEvents: 3, firstRevision: '0', lastRevision: '2', position: at }),
+    ]);
+    expect(erasures.body.erasures[0].requestedBy).toBeNull(); // no client ordered it
+    // once: a second sweep finds nothing left
+    expect(await h.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
+  });
+
+  it('is finished by the restarted replica by itself, without a DELETE sent again', async () => {
+    await service
+      .http()
+      .post('/v1/sessions/boot/events')
+      .send(events(['b1'], 'zebraword boot'))
+      .expect(201);
+    await deleteWithoutRecord(service, 'boot');
+    await service.restart();
+    const deadline = Date.now() + 15_000;
+    let status = 200;
+    while (status !== 404 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await service.http().get('/v1/sessions/boot')).status;
+    }
+    expect(status).toBe(404);
+    const erasures = await service.http().get('/v1/erasures').expect(200);
+    expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'boot', erasedEvents: 1, lastRevision: '0' }));
+  });
+
+  it('leaves an erasure that wrote its record alone, and a session never erased', async () => {
+    const h: Harness = service;
+    await h
+      .http()
+      .post('/v1/sessions/whole/events')
+      .send(events(['w1'], 'kept'))
+      .expect(201);
+    await h
+      .http()
+      .post('/v1/sessions/done/events')
+      .send(events(['d1'], 'gone'))
+      .expect(201);
+    await h.http().delete('/v1/sessions/done').expect(200);
+    expect(await h.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
+    const res = await h.http().get('/v1/sessions/whole').expect(200);
+    expect(res.body).toMatchObject({ sessionId: 'whole', eventCount: 1 });
+  });
+});
+
+const skipReason = postgresUnavailableReason();
+
+describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, before its record (PostgreSQL, two replicas)', () => {
+  const replicas = usePostgresReplicas('erasure_interrupted');
+
+  it("is finished by the other replica's sweep, and both replicas' read models drop the deleted life", async () => {
+    const { a, b } = replicas;
+    const written = await a
+      .http()
+      .post('/v1/sessions/cut/events')
+      .send(events(['o1', 'o2'], 'zebraword old'))
+      .expect(201);
+    await b
+      .http()
+      .get(`/v1/sessions/cut?minPosition=${written.body.position as string}`)
+      .expect(200);
+    await deleteWithoutRecord(a, 'cut');
+    // replica A is "dead": B finds the deletion and writes its record
+    const finished = await b.service.app.get(InterruptedErasureSweep).sweep();
+    expect(finished).toEqual([{ tenantId: 'default', sessionId: 'cut', lastRevision: '1', position: expect.any(String) }]);
+    for (const h of [a, b]) {
+      const res = await h.http().get(`/v1/sessions/cut?minPosition=${finished[0].position}`).expect(404);
+      expect(res.body.code).toBe('session_not_found');
+      expect(await recallIds(h, 'zebraword', finished[0].position)).toEqual([]);
+    }
+    expect(await a.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
+  });
+});
