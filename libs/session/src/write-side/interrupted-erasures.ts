@@ -19,6 +19,9 @@ import { EraseSessionHandler } from './erase-session';
 /** How often (ms) each replica looks for erasures interrupted after their deletion: every minute. */
 export const ERASURE_SWEEP_INTERVAL_MS = 60_000;
 
+/** Deleted streams a sweep looks up in the read models between two turns of the event loop. */
+const SWEEP_LOOKUPS_PER_TURN = 1_000;
+
 /** An erasure a sweep finished: the session, and the record's `lastRevision` and global position (decimal text). */
 export interface FinishedErasure {
   tenantId: string;
@@ -104,10 +107,16 @@ export class InterruptedErasureSweep {
     const copy = this.store.logCopy?.();
     if (!copy) return [];
     const finished: FinishedErasure[] = [];
+    // most deleted streams were erased whole: their session has no read-model row left (a key lookup)
+    const known = this.projector.store.db.prepare<[string], 1>('SELECT 1 FROM sessions WHERE session_key = ?').pluck();
+    let looked = 0;
     for (const { stream, revision } of await copy.deletedStreams()) {
       if (this.stopped) break;
+      // the lookups run on the event loop: give it back between runs of them
+      if (++looked % SWEEP_LOOKUPS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
       const session = sessionOfStream(stream);
-      if (!session || !loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
+      if (!session || known.get(stream.slice(SESSION_STREAM_PREFIX.length)) === undefined) continue;
+      if (!loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
       const done = await this.erasures.finishInterrupted(session.tenantId, session.sessionId);
       if (!done?.written) continue;
       const { lastRevision = revision.toString(), erasedEvents } = done.record.data;
