@@ -64,6 +64,8 @@ describe('typed client query parameters', () => {
     ['an array', 'type', ['user', 'assistant'], /query parameter "type": an array cannot be sent/],
     ['an empty array', 'type', [], /query parameter "type": an array cannot be sent/],
     ['an object', 'sessionId', {}, /query parameter "sessionId": an object cannot be sent/],
+    ['text with a lone surrogate (newcomer ncapi71 F2: a bare URIError)', 'q', 'a\ud800', /query parameter "q": contains a lone UTF-16 surrogate/],
+    ['text with a lone low surrogate', 'userId', '\udc00b', /query parameter "userId": contains a lone UTF-16 surrogate/],
   ])('refuses %s with a TypeError naming the parameter, sending nothing', async (_kind, name, value, message) => {
     const { client, urls } = recordingClient();
     await expect(client.GET('/v1/recall', { params: { query: { q: 'a', [name]: value } as never } })).rejects.toThrow(message);

@@ -13,7 +13,7 @@
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
-import { serializeQuery, type TimeQueryParameter } from './query-serializer';
+import { hasLoneSurrogate, LONE_SURROGATE_REFUSAL, serializeQuery, type TimeQueryParameter } from './query-serializer';
 
 export type { components, paths, operations } from './openapi-types';
 export { queryParameterText, serializeQuery, TIME_QUERY_PARAMETERS, type TimeQueryParameter } from './query-serializer';
@@ -204,8 +204,7 @@ export function pathParameterText(name: string, value: unknown): string {
     throw refuse(
       `"${value}" cannot be sent: URLs resolve a "${value}" path segment away (/v1/sessions/${value}/window would be read as ${value === '.' ? '/v1/sessions/window' : '/v1/window'}, another route or session), and the service refuses "." and ".." as session ids (docs/http-api.md "Session ids"); use another id`,
     );
-  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value))
-    throw refuse('contains a lone UTF-16 surrogate, which a URL cannot carry (it is not Unicode text); pass valid Unicode');
+  if (hasLoneSurrogate(value)) throw refuse(LONE_SURROGATE_REFUSAL);
   return value;
 }
 

@@ -15,11 +15,20 @@ export const TIME_QUERY_PARAMETERS = ['from', 'to', 'updatedSince', 'updatedBefo
 /** A name of {@link TIME_QUERY_PARAMETERS}. */
 export type TimeQueryParameter = (typeof TIME_QUERY_PARAMETERS)[number];
 
+/** Whether `text` holds a lone UTF-16 surrogate: not Unicode text, so no URL can carry it (`encodeURIComponent` throws `URIError`). */
+export function hasLoneSurrogate(text: string): boolean {
+  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/** What the TypeError for a URL parameter holding a lone surrogate says after the parameter's name. */
+export const LONE_SURROGATE_REFUSAL = 'contains a lone UTF-16 surrogate, which a URL cannot carry (it is not Unicode text); pass valid Unicode';
+
 /**
  * The text sent for one query parameter's value, or undefined to leave the parameter out:
  * `undefined` and `null` are left out (absent); a string as it is; a number, bigint or boolean as
  * `String(value)` (`20`, `true`); a `Date` as its ISO-8601 UTC text (`toISOString()`, e.g.
- * `2026-01-31T12:00:00.000Z`). @throws TypeError naming the parameter for an invalid `Date` and for
+ * `2026-01-31T12:00:00.000Z`). @throws TypeError naming the parameter for text with a lone surrogate
+ * ({@link hasLoneSurrogate}; encoding it threw a bare `URIError`), an invalid `Date`, and for
  * any other value (an array, an object, a function, a symbol): every parameter of the API takes one
  * value, and such a value was silently dropped or mangled before.
  */
@@ -27,6 +36,7 @@ export function queryParameterText(name: string, value: unknown): string | undef
   if (value === undefined || value === null) return undefined;
   switch (typeof value) {
     case 'string':
+      if (hasLoneSurrogate(value)) throw new TypeError(`query parameter "${name}": ${LONE_SURROGATE_REFUSAL}`);
       return value;
     case 'number':
     case 'bigint':
