@@ -40,6 +40,8 @@ describe('the typed client as a package used from another project', () => {
     expect(packed.files.map((f) => f.path).sort()).toEqual(
       [
         'README.md',
+        'dist/body-serializer.d.ts',
+        'dist/body-serializer.js',
         'dist/index.d.ts',
         'dist/index.js',
         'dist/openapi-types.d.ts',

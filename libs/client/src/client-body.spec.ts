@@ -50,4 +50,29 @@ describe('typed client request bodies', () => {
     });
     expect(sent[0].body).not.toMatch(/createdAt|metadata|refusal|expectedRevision|"id":null/);
   });
+
+  it.each([
+    ['NaN in metadata', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { score: Number.NaN } }] }, 'body.events[0].metadata.score'],
+    ['Infinity in an array', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { v: [1, Infinity] } }] }, 'body.events[0].metadata.v[1]'],
+    [
+      '-Infinity under a key that is not a name',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { 'a b': -Infinity } }] },
+      'body.events[0].metadata["a b"]',
+    ],
+  ])('refuses %s with a TypeError naming the member, sending nothing (newcomer ncapi71 F3: it was sent as null and stored)', async (_kind, body, at) => {
+    const { client, sent } = recordingClient();
+    await expect(client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never })).rejects.toThrow(
+      new TypeError(
+        `${at}: a number that is not finite (NaN, Infinity or -Infinity) cannot be sent in JSON (it would arrive as null); send a finite number, or leave the member out`,
+      ),
+    );
+    expect(sent).toHaveLength(0);
+  });
+
+  it('sends finite numbers, dates (as their JSON text) and nulls as JSON.stringify writes them', async () => {
+    const { client, sent } = recordingClient();
+    const body = { events: [{ id: 'e1', type: 'user' as const, text: 'x', metadata: { n: 1.5, at: new Date(0), none: null, neg: -0 } }] };
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body });
+    expect(sent[0].body).toBe(JSON.stringify(body));
+  });
 });

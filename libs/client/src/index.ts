@@ -13,10 +13,12 @@
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
+import { serializeBody } from './body-serializer';
 import { hasLoneSurrogate, LONE_SURROGATE_REFUSAL, serializeQuery, type TimeQueryParameter } from './query-serializer';
 
 export type { components, paths, operations } from './openapi-types';
 export { queryParameterText, serializeQuery, TIME_QUERY_PARAMETERS, type TimeQueryParameter } from './query-serializer';
+export { nonFiniteNumberAt, serializeBody } from './body-serializer';
 /**
  * openapi-fetch's types a consumer may name, re-exported so that it need not depend on
  * openapi-fetch itself (a transitive dependency, not importable under pnpm's strict layout):
@@ -137,7 +139,9 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * answer comes: fetch's `TypeError: fetch failed` with its `cause` (`ECONNREFUSED`,
  * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, `TypeError:
  * terminated` (cause `UND_ERR_SOCKET`) when it breaks while the answer's body arrives, or an
- * abort's reason. An optional request body field given `undefined` is left out ({@link ClientPaths}).
+ * abort's reason. An optional request body field given `undefined` is left out ({@link ClientPaths});
+ * a number that is not finite in a body throws a TypeError naming it ({@link serializeBody}; unless
+ * `options.bodySerializer` is given).
  * A path parameter that is missing, empty, `.` or `..` (which the URL would not carry as one
  * segment: `/v1/sessions/./window` is `/v1/sessions/window`) throws a TypeError naming it before
  * anything is sent, for every method and route ({@link pathParameterText}).
@@ -146,8 +150,14 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * const { data, error } = await client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's1' } } });
  */
 export function createSessionServiceClient(baseUrl: string, options: SessionServiceClientOptions = {}): SessionServiceClient {
-  const { apiKey, headers, querySerializer = serializeQuery, ...rest } = options;
-  const client = createClient<ClientPaths>({ ...rest, querySerializer, baseUrl: baseUrl.replace(/\/+$/, ''), headers: clientHeaders(headers, apiKey) });
+  const { apiKey, headers, querySerializer = serializeQuery, bodySerializer = serializeBody, ...rest } = options;
+  const client = createClient<ClientPaths>({
+    ...rest,
+    querySerializer,
+    bodySerializer,
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    headers: clientHeaders(headers, apiKey),
+  });
   // Every call checks its path parameters before anything is sent ({@link checkPathParameters}): a refusal rejects it.
   type Init = { params?: { path?: unknown } } | undefined;
   const checkedSend = (path: string, init: Init, send: () => Promise<unknown>): Promise<unknown> => {
