@@ -4,6 +4,7 @@
  * (two replicas, SIGKILL) are in test/slow/nats-replicas.slow-spec.ts.
  */
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { CommandBus } from '@nestjs/cqrs';
 import { Logger } from '@nestjs/common';
 import { quoteInput } from '@lib/compaction';
@@ -144,6 +145,14 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
         code: 'malformed_body',
         resultsOf: `${prefix}.results.default.target`,
+      },
+      {
+        subject: subject('target', 'compact'),
+        body: new Uint8Array(gzipSync(JSON.stringify({ strategy: { type: 'sliding-window', maxEvents: 2 } }))),
+        code: 'malformed_body',
+        resultsOf: `${prefix}.results.default.target`,
+        message:
+          'the body is not valid UTF-8: it is gzip-compressed (it starts with the bytes 1f 8b); NATS commands are read as sent, never decompressed: send the JSON text, encoded as UTF-8',
       },
       {
         subject: subject('bad$session', 'compact'),

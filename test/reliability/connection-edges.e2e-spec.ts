@@ -265,6 +265,15 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     },
   );
 
+  it('tells an HTTP/1.0 POST without Content-Length that its body needs one (newcomer ncapi71 F7: "Data after Connection: close")', async () => {
+    const body = JSON.stringify({ events: [{ id: 'h10', type: 'user', text: 'x' }] });
+    const { text } = await exchange([`POST /v1/sessions/http10/events HTTP/1.0\r\nContent-Type: application/json\r\n\r\n${body}`], 3_000);
+    expect(bodies(text)).toEqual([
+      { code: 'validation_failed', parameter: '(body)', message: expect.stringMatching(/^the request has no body: .*Content-Length/) },
+    ]);
+    await harness.http().get('/v1/sessions/http10').expect(404);
+  });
+
   describe('DELETE /v1/sessions/{sessionId}', () => {
     beforeAll(async () => {
       await appendOne('del-body');

@@ -38,6 +38,16 @@ describe('clientErrorAnswer: header overflow', () => {
   });
 });
 
+describe('clientErrorAnswer: bytes after a request that closes its connection', () => {
+  it('says a body needs Content-Length, not llhttp\'s "Data after Connection: close" (newcomer ncapi71 F7)', () => {
+    const err: ClientError = Object.assign(new Error('Parse Error'), { code: 'HPE_CLOSED_CONNECTION', reason: 'Data after `Connection: close`' });
+    expect(clientErrorAnswer(err)).toEqual({
+      status: 400,
+      body: { code: 'malformed_request', message: expect.stringContaining('give a body its length in Content-Length') },
+    });
+  });
+});
+
 describe('clientErrorAnswer: request timeout', () => {
   it('answers 408 request_timeout naming REQUEST_TIMEOUT_MS and its value', () => {
     const err: ClientError = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });

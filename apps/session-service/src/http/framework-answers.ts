@@ -296,6 +296,15 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
           'the Transfer-Encoding header is not one the service reads: send Transfer-Encoding: chunked (the only transfer coding it reads) without Content-Length, or no Transfer-Encoding; to compress the body, use Content-Encoding: gzip (or deflate, br)',
       },
     };
+  if (err.code === 'HPE_CLOSED_CONNECTION')
+    return {
+      status: 400,
+      body: {
+        code: 'malformed_request',
+        message:
+          'bytes arrived after a request that closes its connection (HTTP/1.0, or Connection: close) and declared no body: give a body its length in Content-Length (HTTP/1.1 may send Transfer-Encoding: chunked instead); without it the request has no body, and what followed it is not read',
+      },
+    };
   const reason = typeof err.reason === 'string' && err.reason !== '' ? ` (${err.reason})` : '';
   return {
     status: 400,

@@ -76,7 +76,14 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
   }
   const code = prefix ? 'validation_failed' : codeOfField(options.codes, path[0]);
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-    throw new InvalidRequestError('(body)', 'the request body must be a JSON object (see /docs for its fields)', 'validation_failed');
+    throw new InvalidRequestError(
+      '(body)',
+      value === undefined
+        ? // no body arrived: most often a client that declared none (newcomer ncapi71 F7: an HTTP/1.0 POST without Content-Length)
+          'the request has no body: send a JSON object (see /docs for its fields), its length in Content-Length (in HTTP/1.1, or Transfer-Encoding: chunked)'
+        : 'the request body must be a JSON object (see /docs for its fields)',
+      'validation_failed',
+    );
   }
   const emptyParts = emptyTextPartsAt(value, path) ?? textPartsWithoutTextAt(value, path, message);
   if (emptyParts) {

@@ -202,7 +202,7 @@ export class NatsCommandExecutor {
     try {
       text = this.decoder.decode(data);
     } catch {
-      throw malformedBody('malformed_body');
+      throw malformedBody('malformed_body', undefined, undefined, data);
     }
     try {
       rejectDeepBody(data);

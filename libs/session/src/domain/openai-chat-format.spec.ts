@@ -229,6 +229,18 @@ describe('openAiMessagesToEvents', () => {
     expect(err.message).not.toContain(SECRET);
   });
 
+  it("tells a refusal content part to go in the message's refusal field, which is kept (newcomer ncapi71 F7); other parts get no such hint", () => {
+    const refusalPart = [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }];
+    expect(() => openAiMessagesToEvents(refusalPart)).toThrow(
+      'messages[0].content[0].type: only text content parts are supported (got "refusal"): send an assistant\'s refusal as the message\'s "refusal" field (its text), which is kept and rendered back',
+    );
+    const asField = openAiMessagesToEvents([{ role: 'assistant', content: null, refusal: 'I cannot help with that.' }]);
+    expect(asField[0]).toMatchObject({ type: 'assistant', refusal: 'I cannot help with that.' });
+    expect(() => openAiMessagesToEvents([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }])).toThrow(
+      /only text content parts are supported \(got "image_url"\)$/,
+    );
+  });
+
   // Some OpenAI-compatible frameworks send `content: []` beside tool_calls: no text, as null says it.
   describe('an assistant message with content [] (no content part)', () => {
     const call = { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } };

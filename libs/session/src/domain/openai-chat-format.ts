@@ -728,7 +728,12 @@ function requiredText(content: unknown, field: string): ParsedContent {
       const pat = `${field}[${k}]`;
       if (!isObject(part)) throw invalid(pat, 'must be a content part object');
       if (part.type !== 'text') {
-        throw invalid(`${pat}.type`, `only text content parts are supported (got ${typeof part.type === 'string' ? quoteInput(part.type) : 'no type'})`);
+        throw invalid(
+          `${pat}.type`,
+          `only text content parts are supported (got ${typeof part.type === 'string' ? quoteInput(part.type) : 'no type'})` +
+            // the assistant's refusal has a field of its own, which is kept (newcomer ncapi71 F7)
+            (part.type === 'refusal' ? `: send an assistant's refusal as the message's "refusal" field (its text), which is kept and rendered back` : ''),
+        );
       }
       rejectUnknownFields(part, ['type', 'text'], pat);
       return stringField(part.text, `${pat}.text`);
