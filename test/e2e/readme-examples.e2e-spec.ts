@@ -94,6 +94,8 @@ interface ShownRecall {
   call: number;
   command: string;
   eventIds: string[];
+  /** Each hit's `"revision"` where the comment shows one (else undefined), in the same order. */
+  revisions: Array<string | undefined>;
 }
 
 /** The calls of a block whose first `# →` comment line after them (before the next call) shows `"items":[…]` with `"eventId"`s. */
@@ -109,7 +111,11 @@ function shownRecalls(code: string): ShownRecall[] {
       command = line.trim();
     } else if (!commented && /^\s*# → /.test(line)) {
       commented = true;
-      if (/"items":\[/.test(line)) shown.push({ call, command, eventIds: [...line.matchAll(/"eventId":"([^"]+)"/g)].map((m) => m[1]) });
+      if (/"items":\[/.test(line)) {
+        // a hit's members up to the next hit's `{`: its eventId, and its revision when shown
+        const hits = [...line.matchAll(/"eventId":"([^"]+)"(?:[^{}]*?"revision":"(\d+)")?/g)];
+        shown.push({ call, command, eventIds: hits.map((m) => m[1]), revisions: hits.map((m) => m[2]) });
+      }
     }
   }
   return shown;
@@ -177,8 +183,12 @@ describe('README and docs examples, as pasted', () => {
       expect(writes.map((w) => [w.command, statuses[w.call]])).toEqual(writes.map((w) => [w.command, w.shown]));
       // every recall that shows its hits answers those events, in that order
       const recalls = shownRecalls(block.code);
-      const answered = (call: number) => (JSON.parse(bodies[call]) as { items: Array<{ eventId: string }> }).items.map((item) => item.eventId);
-      expect(recalls.map((r) => [r.command, answered(r.call)])).toEqual(recalls.map((r) => [r.command, r.eventIds]));
+      const items = (call: number) => (JSON.parse(bodies[call]) as { items: Array<{ eventId: string; revision: string }> }).items;
+      expect(recalls.map((r) => [r.command, items(r.call).map((item) => item.eventId)])).toEqual(recalls.map((r) => [r.command, r.eventIds]));
+      // and the revisions they show (newcomer ncfresh71 F1: the README showed t1 at revision 4, the service answers 3)
+      expect(recalls.map((r) => [r.command, r.revisions.map((shown, i) => (shown === undefined ? undefined : items(r.call)[i]?.revision))])).toEqual(
+        recalls.map((r) => [r.command, r.revisions]),
+      );
     }
     // the Try it block did what it says: its session was written, compacted, then erased
     const log = await harness.service.store.headPosition();
