@@ -943,7 +943,7 @@ export interface components {
                     arguments: string;
                     name: string;
                 };
-                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
+                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers) */
                 id: string;
                 /** @constant */
                 type?: "function";
@@ -962,7 +962,7 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "tool";
-            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
+            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers) */
             tool_call_id: string;
         };
         /** @description A chat message in the OpenAI shape (as rendered by format=openai): content as it was sent (a string, or text parts), name and refusal when sent */
@@ -6100,7 +6100,7 @@ export interface operations {
                     events: ({
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -6117,7 +6117,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -6133,7 +6133,7 @@ export interface operations {
                         /** @description null counts as absent */
                         toolCalls?: {
                             arguments: string;
-                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers) */
                             id: string;
                             name: string;
                         }[] | null;
@@ -6142,7 +6142,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -6155,7 +6155,7 @@ export interface operations {
                             /** @description null counts as absent */
                             dataParts?: string[] | null;
                             name: string;
-                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers) */
                             toolCallId: string;
                         }[];
                         /** @constant */
@@ -6163,7 +6163,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -6182,7 +6182,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {

@@ -60,7 +60,7 @@ export function jsonHasLoneSurrogate(value: unknown): boolean {
 const CLIENT_ID_META = {
   minLength: 1,
   maxLength: MAX_CLIENT_ID_LENGTH,
-  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧)`,
+  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) or noncharacters (U+FFFF), showing something (not only spaces or fillers)`,
 };
 
 /** Client ids (event, tool-call and user ids, and the filters naming them): {@link clientIdProblem}, the rule `/messages` follows too. */
