@@ -31,8 +31,12 @@ async function recallIds(h: Harness, q: string, minPosition: string): Promise<st
   return (res.body as { items: Array<{ eventId: string }> }).items.map((hit) => hit.eventId);
 }
 
-describe('an erasure interrupted after its deletion, before its record (SQLite)', () => {
-  const service = useService();
+describe.each([
+  ['SQLite, the default mode', {}],
+  ['SQLite, transactions on the event loop', { SQLITE_WRITER_THREAD: 'false' }],
+  ['SQLite, the writer thread and the projector worker', { SQLITE_WRITER_THREAD: 'true', PROJECTOR_WORKER: 'true' }],
+])('an erasure interrupted after its deletion, before its record (%s)', (_mode, env: Record<string, string>) => {
+  const service = useService({ env });
 
   it('is finished by the sweep: the record is written, the deleted life leaves the read models, the life written since stays', async () => {
     const h: Harness = service;
