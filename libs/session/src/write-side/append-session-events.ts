@@ -57,6 +57,7 @@ import { tellDecidingOn } from './decision-watch';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './appended-events-observer';
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
+import { InterruptedErasureSweep } from './interrupted-erasures';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -121,6 +122,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     private readonly sessions: SessionStateCache,
     private readonly eventBus: EventBus,
     @Optional() @Inject(APPENDED_EVENTS_OBSERVER) private readonly observer: AppendedEventsObserver | null = null,
+    /** Finishes an erasure interrupted before its record ahead of the new life's first event (newcomer ncrace71 F1); without it, nothing does. */
+    @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
   ) {}
 
   /**
@@ -161,6 +164,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       tellDecidingOn(command, state);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       const incarnation = state ? state.incarnation : await this.store.streamIncarnation(sessionStream(key));
+      // The first event of a new life: the life before it leaves the read models first, also when its erasure stopped before its record.
+      if (!state && incarnation > 0n) await this.interruptedErasures?.finishBeforeNewLife(command.tenantId, command.sessionId, incarnation);
       const hasPolicy = Boolean(state?.policy?.strategy);
       // A client's own expected revision is checked first, on the store's state: a stale one is
       // refused before any rule on that state (the rules judge the state the client saw), a resend

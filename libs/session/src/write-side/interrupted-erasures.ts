@@ -117,15 +117,34 @@ export class InterruptedErasureSweep {
       const session = sessionOfStream(stream);
       if (!session || known.get(stream.slice(SESSION_STREAM_PREFIX.length)) === undefined) continue;
       if (!loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
-      const done = await this.erasures.finishInterrupted(session.tenantId, session.sessionId);
-      if (!done?.written) continue;
-      const { lastRevision = revision.toString(), erasedEvents } = done.record.data;
-      finished.push({ ...session, lastRevision, position: done.record.position.toString() });
-      this.logger.warn(
-        `finished the erasure of session "${session.sessionId}" of tenant ${session.tenantId}, interrupted after its deletion (its replica stopped before recording it): ` +
-          `its record of ${erasedEvents} events up to revision ${lastRevision} is written now (position ${done.record.position}), and every replica's read models drop them`,
-      );
+      const done = await this.finish(session.tenantId, session.sessionId);
+      if (done) finished.push(done);
     }
     return finished;
+  }
+
+  /**
+   * Before the first event of a new life of session `sessionId` is appended (the stream was
+   * deleted at `incarnation` − 1; bigint), finishes the erasure of the life before when it was
+   * interrupted and this replica still holds rows of it, so that the new life is never shown merged
+   * with the deleted one (on PostgreSQL a stream written again is no longer marked deleted, so the
+   * sweep would not find it). A local read-model query when nothing is left of that life, the
+   * usual case; up to the record wait (2 s) when another erasure is still writing its record.
+   */
+  async finishBeforeNewLife(tenantId: string, sessionId: string, incarnation: bigint): Promise<void> {
+    if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) return;
+    await this.finish(tenantId, sessionId);
+  }
+
+  /** Finishes the interrupted erasure of the session, if any ({@link EraseSessionHandler.finishInterrupted}); logs and answers it when this call wrote its record. */
+  private async finish(tenantId: string, sessionId: string): Promise<FinishedErasure | null> {
+    const done = await this.erasures.finishInterrupted(tenantId, sessionId);
+    if (!done?.written) return null;
+    const { lastRevision = '?', erasedEvents } = done.record.data;
+    this.logger.warn(
+      `finished the erasure of session "${sessionId}" of tenant ${tenantId}, interrupted after its deletion (its replica stopped before recording it): ` +
+        `its record of ${erasedEvents} events up to revision ${lastRevision} is written now (position ${done.record.position}), and every replica's read models drop them`,
+    );
+    return { tenantId, sessionId, lastRevision, position: done.record.position.toString() };
   }
 }
