@@ -76,6 +76,8 @@ export interface FakeReply {
  *   <retryAfterMs>` when given (OpenAI's header, in milliseconds).
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
  * - `malformed-json`: HTTP 200, `content-type: application/json`, a truncated JSON body.
+ * - `text-content-type`: HTTP 200, a valid JSON completion sent as `content-type: text/plain`.
+ * - `streamed`: HTTP 200, `content-type: text/event-stream`, the reply as server-sent `data:` chunks (unasked).
  * - `refusal`: HTTP 200 with `message.content` null and `message.refusal` set.
  * - `content-filter`: HTTP 200 with finish_reason `content_filter` and null content.
  * - `no-choices`: HTTP 200 with valid JSON and an empty `choices` array.
@@ -92,6 +94,8 @@ export type FakeFault =
   | { fault: 'status429'; retryAfterSeconds?: number | null; retryAfterMs?: number }
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
+  | { fault: 'text-content-type' }
+  | { fault: 'streamed' }
   | { fault: 'refusal' }
   | { fault: 'content-filter' }
   | { fault: 'no-choices' }
@@ -333,6 +337,16 @@ export class FakeOpenAiServer {
       case 'malformed-json':
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "trunc');
+        return;
+      case 'text-content-type': {
+        const text = JSON.stringify(completion(record, 'A recap.', 'stop', null));
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
+      case 'streamed':
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('data: {"id":"chatcmpl-s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"A recap."}}]}\n\ndata: [DONE]\n\n');
         return;
       case 'refusal':
         sendJson(res, 200, completion(record, null, 'stop', 'I cannot help with that.'));

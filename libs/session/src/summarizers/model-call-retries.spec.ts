@@ -53,7 +53,16 @@ describe('requestedRetryWaitMs: the wait an answer asks for before a retry', () 
     expect(requestedRetryWaitMs(headers({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(250);
     expect(requestedRetryWaitMs(headers({ 'retry-after': '1.5' }), now)).toBe(1500);
     expect(requestedRetryWaitMs(headers({ 'retry-after': 'Fri, 04 Dec 2026 12:01:00 GMT' }), now)).toBe(60_000);
-    expect(requestedRetryWaitMs(headers({ 'retry-after': 'Fri, 04 Dec 2026 11:59:00 GMT' }), now)).toBe(-60_000);
+    // no wait asked (0, negative, a date in the past): the backoff applies (newcomer ncmodel71 F1: retried at once, 60 a second)
+    expect(requestedRetryWaitMs(headers({ 'retry-after': 'Fri, 04 Dec 2026 11:59:00 GMT' }), now)).toBeUndefined();
+    for (const asked of <Array<Record<string, string>>>[
+      { 'retry-after': '0' },
+      { 'retry-after': '-5' },
+      { 'retry-after-ms': '0' },
+      { 'retry-after-ms': '-100' },
+      { 'retry-after-ms': '0', 'retry-after': '9' },
+    ])
+      expect(requestedRetryWaitMs(headers(asked), now)).toBeUndefined();
   });
   it('is undefined without a readable header', () => {
     expect(requestedRetryWaitMs(undefined, now)).toBeUndefined();
@@ -78,7 +87,7 @@ describe('backoffMs', () => {
 
 describe('withRetries', () => {
   it('retries a retryable failure up to maxRetries times, then rejects with the last failure', async () => {
-    const wait = headers({ 'retry-after-ms': '0' });
+    const wait = headers({ 'retry-after-ms': '1' });
     const last = new Failed(true, wait);
     const run = attempts(new Failed(true, wait), new Failed(true, wait), last);
     await expect(withRetries(run.attempt, policy())).rejects.toBe(last);
@@ -86,7 +95,7 @@ describe('withRetries', () => {
   });
 
   it('resolves with the first attempt that succeeds', async () => {
-    const run = attempts(new Failed(true, headers({ 'retry-after': '0' })));
+    const run = attempts(new Failed(true, headers({ 'retry-after-ms': '1' })));
     await expect(withRetries(run.attempt, policy())).resolves.toBe('done');
     expect(run.calls()).toBe(2);
   });
@@ -254,6 +263,22 @@ describe('withRetries with the endpoint pause: after the pause one attempt probe
     await calls;
     expect(outcomes.slice(1)).toEqual([1, 2, 3, 4, 5].map((caller) => `done ${caller}`));
   });
+
+  it.each([0, -5000])(
+    'a 429 asking for a wait of %i ms pauses the other calls for the backoff, not for nothing (newcomer ncmodel71 F1: 60 requests a second)',
+    async (asked) => {
+      const { clock, endpoint, calls } = await afterA429(asked, 3);
+      expect(endpoint.started).toEqual([0]);
+      await clock.advance(499); // the first backoff is 0.5 s (random 0)
+      expect(endpoint.started).toEqual([0]);
+      await clock.advance(1);
+      expect(endpoint.started).toHaveLength(2);
+      for (const caller of endpoint.started.slice(1)) endpoint.answer(caller, 'ok');
+      await settle();
+      for (const caller of endpoint.started.slice(2)) endpoint.answer(caller, 'ok');
+      await calls;
+    },
+  );
 
   it('a probe answered 429 pauses the others again for the wait it asked for, then one new probe is sent', async () => {
     const { clock, endpoint, calls, outcomes } = await afterA429(1000, 4);

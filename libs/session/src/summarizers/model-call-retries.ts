@@ -26,17 +26,21 @@ export const BACKOFF_MAX_MS = 8_000;
  * The wait (milliseconds) the endpoint asks for before a retry, read from an answer's headers:
  * `retry-after-ms` (milliseconds, not standard, sent by OpenAI), else `Retry-After` (RFC 9110
  * §10.2.3: seconds, or an HTTP date, taken relative to `nowMs`); undefined when neither is there
- * or readable. A date in the past gives a negative wait (retry at once). Pure.
+ * or readable, and when the wait is 0 or less (`Retry-After: 0`, a negative number, a date in the
+ * past): that asks for no wait, so the backoff applies, as the `openai` client does (newcomer
+ * ncmodel71 F1: taken as "retry at once", an endpoint answering 429 with `Retry-After: 0` got 60
+ * requests a second, its retries and the endpoint's pause both without a wait). Pure.
  */
 export function requestedRetryWaitMs(headers: Pick<Headers, 'get'> | undefined, nowMs: number): number | undefined {
+  const positive = (ms: number): number | undefined => (ms > 0 ? ms : undefined);
   const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(millis)) return millis;
+  if (Number.isFinite(millis)) return positive(millis);
   const value = headers?.get('retry-after');
   if (value === null || value === undefined || value.trim() === '') return undefined;
   const seconds = Number.parseFloat(value);
-  if (Number.isFinite(seconds)) return seconds * 1000;
+  if (Number.isFinite(seconds)) return positive(seconds * 1000);
   const date = Date.parse(value);
-  return Number.isFinite(date) ? date - nowMs : undefined;
+  return Number.isFinite(date) ? positive(date - nowMs) : undefined;
 }
 
 /**

@@ -790,6 +790,14 @@ describe('OpenAiSummarizer against the fake server', () => {
         'invalid_reply',
       ],
       ['malformed JSON', { fault: { fault: 'malformed-json' } }, /^malformed JSON in the model reply$/, 'invalid_reply'],
+      // newcomer ncmodel71 F3: both said "not a JSON object"
+      [
+        'a JSON reply sent as text/plain',
+        { fault: { fault: 'text-content-type' } },
+        /^malformed reply: its Content-Type is not application\/json/,
+        'invalid_reply',
+      ],
+      ['a streamed reply', { fault: { fault: 'streamed' } }, /^malformed reply: a streamed reply \(server-sent "data:" lines\)/, 'invalid_reply'],
       ['a reply without choices', { fault: { fault: 'no-choices' } }, /no choices/, 'invalid_reply'],
       ['a reply cut off at the output limit', { fault: { reply: 'A recap cut', finishReason: 'length' } }, /finish_reason length/, 'invalid_reply'],
       ['a reply longer than maxTextLength', { fault: 'x'.repeat(50), maxTextLength: 10 }, /^reply longer than/, 'invalid_reply'],

@@ -561,6 +561,13 @@ export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set([
 /** Reads the reply text, or the reason it is unusable (no choices, refusal, filter, blank) with its kind (`refused` or `invalid_reply`). */
 function readReply(completion: unknown): { text: string } | SummarizerFailure {
   const invalid = (reason: string): SummarizerFailure => ({ reason, failureKind: 'invalid_reply' });
+  // the client reads an answer as JSON only when its Content-Type says so: anything else arrives as text (newcomer ncmodel71 F3)
+  if (typeof completion === 'string')
+    return invalid(
+      /^\s*data:/.test(completion)
+        ? 'malformed reply: a streamed reply (server-sent "data:" lines), which the service does not ask for (stream is not set): the endpoint must answer one JSON chat completion'
+        : 'malformed reply: its Content-Type is not application/json, so it was read as text: the endpoint must answer its chat completion as application/json',
+    );
   if (!completion || typeof completion !== 'object') return invalid('malformed reply: not a JSON object');
   const choices = (completion as { choices?: unknown }).choices;
   if (!Array.isArray(choices) || choices.length === 0) return invalid('malformed reply: no choices');
