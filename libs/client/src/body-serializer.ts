@@ -6,28 +6,38 @@
  */
 
 /**
- * Where in `value` the first number that is not finite is (`NaN`, `Infinity`, `-Infinity`), as a
- * path from `at` (`events[0].metadata.score`), or undefined when there is none. Reads only what
- * `JSON.stringify` would write: own enumerable members of plain objects and arrays, through
- * `toJSON` (a `Date` is text).
+ * Where in `value` the first value JSON cannot carry is, as a path from `at`
+ * (`events[0].metadata.score`), with what it is, or undefined when there is none: a number that is
+ * not finite (`NaN`, `Infinity`, `-Infinity`, also boxed: `new Number(NaN)`), an invalid `Date`
+ * (`JSON.stringify` sends `null` for each), or an object that contains itself (it throws, after a
+ * deep walk). Reads only what `JSON.stringify` would write: own enumerable members of plain objects
+ * and arrays, through `toJSON` (a valid `Date` is text).
  */
-export function nonFiniteNumberAt(value: unknown, at: string): string | undefined {
+export function nonFiniteNumberAt(value: unknown, at: string, within: Set<object> = new Set()): string | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : at;
   if (typeof value !== 'object' || value === null) return undefined;
-  const json = (value as { toJSON?: unknown }).toJSON;
-  if (typeof json === 'function') return nonFiniteNumberAt((json as () => unknown).call(value), at);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nonFiniteNumberAt(value[i], `${at}[${i}]`);
+  if (value instanceof Number) return nonFiniteNumberAt(value.valueOf(), at, within);
+  if (value instanceof Date && Number.isNaN(value.getTime())) return `${at} (an invalid Date)`;
+  if (within.has(value)) return `${at} (it contains itself)`;
+  within.add(value);
+  try {
+    const json = (value as { toJSON?: unknown }).toJSON;
+    if (typeof json === 'function') return nonFiniteNumberAt((json as () => unknown).call(value), at, within);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = nonFiniteNumberAt(value[i], `${at}[${i}]`, within);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    for (const [key, member] of Object.entries(value)) {
+      const found = nonFiniteNumberAt(member, /^[A-Za-z_$][\w$]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`, within);
       if (found) return found;
     }
     return undefined;
+  } finally {
+    within.delete(value);
   }
-  for (const [key, member] of Object.entries(value)) {
-    const found = nonFiniteNumberAt(member, /^[A-Za-z_$][\w$]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /**

@@ -59,6 +59,18 @@ describe('typed client request bodies', () => {
       { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { 'a b': -Infinity } }] },
       'body.events[0].metadata["a b"]',
     ],
+    // newcomer ncverify71 F8: still sent as null, or a stack overflow
+    ['a boxed NaN', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { n: new Number(Number.NaN) } }] }, 'body.events[0].metadata.n'],
+    ['an invalid Date', { events: [{ id: 'e1', type: 'user', text: 'x', createdAt: new Date('nope') }] }, 'body.events[0].createdAt (an invalid Date)'],
+    [
+      'an object that contains itself',
+      (() => {
+        const m: Record<string, unknown> = {};
+        m.self = m;
+        return { events: [{ id: 'e1', type: 'user', text: 'x', metadata: m }] };
+      })(),
+      'body.events[0].metadata.self (it contains itself)',
+    ],
   ])('refuses %s with a TypeError naming the member, sending nothing (newcomer ncapi71 F3: it was sent as null and stored)', async (_kind, body, at) => {
     const { client, sent } = recordingClient();
     await expect(client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never })).rejects.toThrow(

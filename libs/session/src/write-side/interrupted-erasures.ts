@@ -143,7 +143,7 @@ export class InterruptedErasureSweep {
     const { lastRevision = '?', erasedEvents } = done.record.data;
     this.logger.warn(
       `finished the erasure of session "${sessionId}" of tenant ${tenantId}, interrupted after its deletion (its replica stopped before recording it): ` +
-        `its record of ${erasedEvents} events up to revision ${lastRevision} is written now (position ${done.record.position}), and every replica's read models drop them`,
+        `its record of ${erasedEvents} events up to revision ${lastRevision} is in the log now (position ${done.record.position}; another replica finishing it at the same time logs it too), and every replica's read models drop them`,
     );
     return { tenantId, sessionId, lastRevision, position: done.record.position.toString() };
   }
