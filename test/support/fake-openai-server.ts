@@ -77,6 +77,7 @@ export interface FakeReply {
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
  * - `malformed-json`: HTTP 200, `content-type: application/json`, a truncated JSON body.
  * - `text-content-type`: HTTP 200, a valid JSON completion sent as `content-type: text/plain`.
+ * - `text-parts`: HTTP 200 whose message content is the array `parts` (content parts, as some proxies answer).
  * - `streamed`: HTTP 200, `content-type: text/event-stream`, the reply as server-sent `data:` chunks (unasked).
  * - `refusal`: HTTP 200 with `message.content` null and `message.refusal` set.
  * - `content-filter`: HTTP 200 with finish_reason `content_filter` and null content.
@@ -95,6 +96,7 @@ export type FakeFault =
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
   | { fault: 'text-content-type' }
+  | { fault: 'text-parts'; parts: unknown[] }
   | { fault: 'streamed' }
   | { fault: 'refusal' }
   | { fault: 'content-filter' }
@@ -342,6 +344,12 @@ export class FakeOpenAiServer {
         const text = JSON.stringify(completion(record, 'A recap.', 'stop', null));
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(text) });
         res.end(text);
+        return;
+      }
+      case 'text-parts': {
+        const body = completion(record, '', 'stop', null);
+        (body.choices as Array<{ message: { content: unknown } }>)[0].message.content = fault.parts;
+        sendJson(res, 200, body);
         return;
       }
       case 'streamed':

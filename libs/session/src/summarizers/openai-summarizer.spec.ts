@@ -128,6 +128,17 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ ok: true, text: 'THE SUMMARY', calls: 1, answeredModels: expected });
   });
 
+  it('reads a reply of text parts as their texts joined, as some compatible proxies answer (newcomer ncmodel71 F5: invalid_reply)', async () => {
+    server.setDefault({
+      fault: 'text-parts',
+      parts: [
+        { type: 'text', text: 'recap ' },
+        { type: 'text', text: 'in parts' },
+      ],
+    });
+    expect(await summarizer().summarize(request(3))).toMatchObject({ ok: true, text: 'recap in parts' });
+  });
+
   it('trims the reply', async () => {
     server.setDefault('\n  recap text \n');
     expect(await summarizer().summarize(request(3))).toMatchObject({ ok: true, text: 'recap text' });
@@ -795,6 +806,12 @@ describe('OpenAiSummarizer against the fake server', () => {
         'a JSON reply sent as text/plain',
         { fault: { fault: 'text-content-type' } },
         /^malformed reply: its Content-Type is not application\/json/,
+        'invalid_reply',
+      ],
+      [
+        'a part that is not text among text parts',
+        { fault: { fault: 'text-parts', parts: [{ type: 'text', text: 'A' }, { type: 'image_url' }] } },
+        /^malformed reply: message content is an array with a part that is not text$/,
         'invalid_reply',
       ],
       ['a streamed reply', { fault: { fault: 'streamed' } }, /^malformed reply: a streamed reply \(server-sent "data:" lines\)/, 'invalid_reply'],

@@ -583,10 +583,25 @@ function readReply(completion: unknown): { text: string } | SummarizerFailure {
   if (choice.finish_reason === 'length') return invalid('reply cut off at the output token limit (finish_reason length)');
   const content = choice.message.content;
   if (content === null || content === undefined) return invalid('blank reply: message content is null');
-  if (typeof content !== 'string') return invalid('malformed reply: message content is not a string');
-  const text = content.trim();
-  if (text.length === 0) return invalid(content.length === 0 ? 'blank reply: empty message content' : 'blank reply: whitespace-only message content');
+  // some OpenAI-compatible proxies answer text parts, as requests may send them (newcomer ncmodel71 F5): their texts, joined
+  const parts = Array.isArray(content) ? textPartsText(content) : undefined;
+  if (Array.isArray(content) && parts === undefined) return invalid('malformed reply: message content is an array with a part that is not text');
+  if (typeof content !== 'string' && parts === undefined) return invalid('malformed reply: message content is not a string');
+  const whole = parts ?? (content as string);
+  const text = whole.trim();
+  if (text.length === 0) return invalid(whole.length === 0 ? 'blank reply: empty message content' : 'blank reply: whitespace-only message content');
   return { text };
+}
+
+/** The texts of `parts`, joined, when every part is a text part (`{"type":"text","text":"…"}`); undefined otherwise. Pure. */
+function textPartsText(parts: unknown[]): string | undefined {
+  const texts: string[] = [];
+  for (const part of parts) {
+    const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+    if (type !== 'text' || typeof text !== 'string') return undefined;
+    texts.push(text);
+  }
+  return texts.join('');
 }
 
 /**
