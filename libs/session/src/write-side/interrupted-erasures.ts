@@ -22,6 +22,9 @@ export const ERASURE_SWEEP_INTERVAL_MS = 60_000;
 /** Deleted streams a sweep looks up in the read models between two turns of the event loop. */
 const SWEEP_LOOKUPS_PER_TURN = 1_000;
 
+/** How many finished records' positions a replica remembers, so that it logs each once. */
+const LOGGED_RECORDS_KEPT = 1_000;
+
 /** An erasure a sweep finished: the session, and the record's `lastRevision` and global position (decimal text). */
 export interface FinishedErasure {
   tenantId: string;
@@ -55,6 +58,8 @@ export class InterruptedErasureSweep {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<FinishedErasure[]> | undefined;
   private stopped = false;
+  /** Positions of the records this process logged as finished (the latest {@link LOGGED_RECORDS_KEPT}). */
+  private readonly logged = new Set<string>();
 
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
@@ -141,10 +146,15 @@ export class InterruptedErasureSweep {
     const done = await this.erasures.finishInterrupted(tenantId, sessionId);
     if (!done?.written) return null;
     const { lastRevision = '?', erasedEvents } = done.record.data;
+    const position = done.record.position.toString();
+    // the sweep and a new life's first append may finish the same one at once: one line per record (newcomer ncrecheck71 R2)
+    if (this.logged.has(position)) return null;
+    this.logged.add(position);
+    if (this.logged.size > LOGGED_RECORDS_KEPT) this.logged.delete(this.logged.values().next().value as string);
     this.logger.warn(
       `finished the erasure of session "${sessionId}" of tenant ${tenantId}, interrupted after its deletion (its replica stopped before recording it): ` +
         `its record of ${erasedEvents} events up to revision ${lastRevision} is in the log now (position ${done.record.position}; another replica finishing it at the same time logs it too), and every replica's read models drop them`,
     );
-    return { tenantId, sessionId, lastRevision, position: done.record.position.toString() };
+    return { tenantId, sessionId, lastRevision, position };
   }
 }
