@@ -6,11 +6,12 @@
  * (`InterruptedErasureSweep`, at start and every minute) writes the missing record. The kill is
  * simulated by deleting the stream through the store, as the erasure's first write does.
  */
+import * as fs from 'node:fs';
 import { COMMAND_EVENT_STORE, InterruptedErasureSweep, sessionKey, sessionStream } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
 import { usePostgresReplicas } from '../support/postgres-replicas';
-import { useService, type Harness } from '../support/service-harness';
+import { startService, useService, type Harness } from '../support/service-harness';
 
 const events = (ids: string[], text: string) => ({ events: ids.map((id) => ({ id, type: 'user', text: `${text} ${id}` })) });
 
@@ -180,5 +181,40 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
       .get(`/v1/erasures?minPosition=${next.body.position as string}`)
       .expect(200);
     expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'again', erasedEvents: 2, firstRevision: '0', lastRevision: '1' }));
+  });
+
+  it("is finished by a replica's sweep when the life written since went through a replica that never held the deleted one (newcomer ncrecheck71 R1)", async () => {
+    const { a, b, db } = replicas;
+    const written = await a
+      .http()
+      .post('/v1/sessions/third/events')
+      .send(events(['o1', 'o2'], 'wombatword old'))
+      .expect(201);
+    await b
+      .http()
+      .get(`/v1/sessions/third?minPosition=${written.body.position as string}`)
+      .expect(200);
+    await deleteWithoutRecord(a, 'third');
+    // a replica started after the deletion (a replaced pod): its read models never held the deleted life
+    const c = await startService({ env: { DATABASE_URL: db.url } });
+    try {
+      const next = await c
+        .http()
+        .post('/v1/sessions/third/events')
+        .send(events(['n1'], 'new'))
+        .expect(201);
+      const at = next.body.position as string;
+      // B saw the new life arrive: its next sweep looks at the session (PostgreSQL no longer marks the stream deleted)
+      await b.http().get(`/v1/sessions/third?minPosition=${at}`).expect(200);
+      const finished = await b.service.app.get(InterruptedErasureSweep).sweep();
+      expect(finished).toEqual([{ tenantId: 'default', sessionId: 'third', lastRevision: '1', position: expect.any(String) }]);
+      for (const h of [a, b, c]) {
+        expect(await windowIds(h, 'third', finished[0].position)).toEqual(['n1']);
+        expect(await recallIds(h, 'wombatword', finished[0].position)).toEqual([]);
+      }
+    } finally {
+      await c.stop();
+      fs.rmSync(c.dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,7 +10,7 @@
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
-import { SESSION_STREAM_PREFIX } from '../events/session-stream-events';
+import { SESSION_STREAM_PREFIX, sessionKey, sessionStream } from '../events/session-stream-events';
 import { loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionProjector } from '../read-side/session-projector';
 import { COMMAND_EVENT_STORE } from '../tokens';
@@ -60,6 +60,8 @@ export class InterruptedErasureSweep {
   private stopped = false;
   /** Positions of the records this process logged as finished (the latest {@link LOGGED_RECORDS_KEPT}). */
   private readonly logged = new Set<string>();
+  /** The read models' checkpoint when the last sweep began (at start: when the sweeping started): sessions active after it are looked at. */
+  private activeAfter: bigint | undefined;
 
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
@@ -85,6 +87,8 @@ export class InterruptedErasureSweep {
    */
   start(intervalMs = ERASURE_SWEEP_INTERVAL_MS): void {
     if (!this.store.logCopy || this.timer || this.stopped) return;
+    // sessions written again while this process was down, or since its start, are looked at by the first sweep
+    this.activeAfter ??= this.projector.checkpoint();
     const run = () =>
       void this.sweep().catch((err: unknown) =>
         this.logger.warn(`looking for erasures interrupted after their deletion failed (tried again in ${intervalMs / 1000} s): ${String(err)}`),
@@ -124,6 +128,40 @@ export class InterruptedErasureSweep {
       if (!loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
       const done = await this.finish(session.tenantId, session.sessionId);
       if (done) finished.push(done);
+    }
+    for (const done of await this.sweepWrittenAgain()) finished.push(done);
+    return finished;
+  }
+
+  /**
+   * The sessions active since the last sweep whose stream began a new life over a deletion this
+   * replica's read models still hold rows of (its incarnation, from the store, above a revision they
+   * hold), finished as {@link sweepOnce} finishes deleted streams. PostgreSQL clears a stream's
+   * deleted mark when it is written again, so a new life first written through a replica that never
+   * held the deleted events left them in the other replicas (newcomer ncrecheck71 R1); a new life
+   * is activity, which this finds within a sweep. One store read per session active since the last
+   * sweep, none before the first sweep started ({@link start}).
+   */
+  private async sweepWrittenAgain(): Promise<FinishedErasure[]> {
+    const after = this.activeAfter;
+    this.activeAfter = this.projector.checkpoint();
+    if (after === undefined) return [];
+    const active = this.projector.store.db
+      .prepare<[bigint], { tenantId: string; sessionId: string }>('SELECT tenant_id AS tenantId, session_id AS sessionId FROM sessions WHERE last_position > ?')
+      .all(after);
+    const finished: FinishedErasure[] = [];
+    try {
+      for (const { tenantId, sessionId } of active) {
+        if (this.stopped) break;
+        const incarnation = await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId)));
+        if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) continue;
+        const done = await this.finish(tenantId, sessionId);
+        if (done) finished.push(done);
+      }
+    } catch (err) {
+      // the store failed: the next sweep looks at these sessions again
+      this.activeAfter = after;
+      throw err;
     }
     return finished;
   }
