@@ -9,6 +9,7 @@
  * every {@link ERASURE_SWEEP_INTERVAL_MS}.
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type Database from 'better-sqlite3';
 import type { EventStore } from '@lib/event-store';
 import { SESSION_STREAM_PREFIX, sessionKey, sessionStream } from '../events/session-stream-events';
 import { loggedLifeUpTo } from '../read-side/queries/session-row';
@@ -24,6 +25,23 @@ const SWEEP_LOOKUPS_PER_TURN = 1_000;
 
 /** How many finished records' positions a replica remembers, so that it logs each once. */
 const LOGGED_RECORDS_KEPT = 1_000;
+
+/**
+ * The sessions (tenant and session id) whose last event projected into `db`'s read models is after
+ * global position `after` (bigint): read tenant by tenant through the index `sessions_by_activity`
+ * (tenant, last position), each tenant found by one index seek, so the cost follows the tenants and
+ * the sessions active, not every session. Pure read.
+ */
+export function sessionsActiveAfter(db: Database.Database, after: bigint): Array<{ tenantId: string; sessionId: string }> {
+  const nextTenant = db.prepare<[string], string | null>('SELECT min(tenant_id) FROM sessions WHERE tenant_id > ?').pluck();
+  const activeOf = db.prepare<[string, bigint], { sessionId: string }>(
+    'SELECT session_id AS sessionId FROM sessions WHERE tenant_id = ? AND last_position > ?',
+  );
+  const active: Array<{ tenantId: string; sessionId: string }> = [];
+  for (let tenant = nextTenant.get(''); typeof tenant === 'string'; tenant = nextTenant.get(tenant))
+    for (const { sessionId } of activeOf.all(tenant, after)) active.push({ tenantId: tenant, sessionId });
+  return active;
+}
 
 /** An erasure a sweep finished: the session, and the record's `lastRevision` and global position (decimal text). */
 export interface FinishedErasure {
@@ -146,9 +164,7 @@ export class InterruptedErasureSweep {
     const after = this.activeAfter;
     this.activeAfter = this.projector.checkpoint();
     if (after === undefined) return [];
-    const active = this.projector.store.db
-      .prepare<[bigint], { tenantId: string; sessionId: string }>('SELECT tenant_id AS tenantId, session_id AS sessionId FROM sessions WHERE last_position > ?')
-      .all(after);
+    const active = sessionsActiveAfter(this.projector.store.db, after);
     const finished: FinishedErasure[] = [];
     try {
       for (const { tenantId, sessionId } of active) {
