@@ -966,7 +966,7 @@ export class NatsCommandConsumer {
     try {
       for (;;) {
         // After a failed attempt, run as a redelivery: its write may have reached the store before the failure.
-        const { msgId, replyTo, replyToConflict, msgIdSpelling } = readCommandHeaders(m.headers);
+        const { msgId, replyTo, replyToConflict, msgIdSpelling, contentEncoding } = readCommandHeaders(m.headers);
         const answer = await this.executor.execute({
           subject: m.subject,
           data: m.data,
@@ -976,6 +976,7 @@ export class NatsCommandConsumer {
           replyTo,
           replyToConflict,
           msgIdSpelling,
+          contentEncoding,
           lifeAtArrival: this.livesOnReceipt.get(m),
         });
         attempts++;

@@ -114,17 +114,26 @@ export function payloadTooLarge(bytes: number, limit: number, kind: string): Nat
 /**
  * 400 `malformed_json` / `malformed_body`: the body is not UTF-8 JSON. For `malformed_json`, `parseError` (what
  * `JSON.parse(text)` threw) and `text` say where it breaks ({@link malformedJsonMessage}); for `malformed_body`,
- * the body's bytes (`data`) tell a gzip-compressed one, which is said.
+ * a `Content-Encoding` header, or else the body's bytes (`data`: gzip's magic bytes), tell a compressed one, which is said.
  */
-export function malformedBody(code: 'malformed_json' | 'malformed_body', parseError?: unknown, text?: string, data?: Uint8Array): NatsCommandError {
+export function malformedBody(
+  code: 'malformed_json' | 'malformed_body',
+  parseError?: unknown,
+  text?: string,
+  data?: Uint8Array,
+  contentEncoding?: string | null,
+): NatsCommandError {
   return new NatsCommandError(
     code,
     code === 'malformed_json'
       ? malformedJsonMessage('message body', parseError, text)
-      : data !== undefined && data[0] === 0x1f && data[1] === 0x8b
-        ? // gzip's magic bytes: a publisher that compresses as for HTTP (newcomer ncapi71 F7)
-          'the body is not valid UTF-8: it is gzip-compressed (it starts with the bytes 1f 8b); NATS commands are read as sent, never decompressed: send the JSON text, encoded as UTF-8'
-        : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
+      : contentEncoding
+        ? // a publisher that compresses as for HTTP and says so (newcomer ncverify71 F9)
+          `the body is not valid UTF-8: it was sent with Content-Encoding ${JSON.stringify(contentEncoding.slice(0, 32))}; NATS commands are read as sent, never decompressed: send the JSON text, encoded as UTF-8, without Content-Encoding`
+        : data !== undefined && data[0] === 0x1f && data[1] === 0x8b
+          ? // gzip's magic bytes: a publisher that compresses as for HTTP (newcomer ncapi71 F7)
+            'the body is not valid UTF-8: it is gzip-compressed (it starts with the bytes 1f 8b); NATS commands are read as sent, never decompressed: send the JSON text, encoded as UTF-8'
+          : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
   );
 }
 

@@ -76,6 +76,8 @@ export interface CommandMessage {
   replyToConflict?: readonly string[] | null;
   /** Set when the headers have no `Nats-Msg-Id` but that name in another letter case (the spelling): refused, `invalid_command_id`. */
   msgIdSpelling?: string | null;
+  /** The `Content-Encoding` header's value, if any: named when the body is not UTF-8 (commands are never decompressed). */
+  contentEncoding?: string | null;
   /**
    * The life its session was in when this replica received it ({@link NatsCommandExecutor.readLifeOnReceipt},
    * kept across its attempts here); absent: read when it is executed. An append or a policy is written in that life or refused 409 `session_erased`.
@@ -180,7 +182,7 @@ export class NatsCommandExecutor {
       const scope = `${address.tenant}:`;
       if (!openMode && message.msgId && (!message.msgId.startsWith(scope) || message.msgId === scope)) throw invalidCommandId(message.msgId, address.tenant);
       const kind = address.kind as CommandKind;
-      const body = this.parseBody(message.data, kind);
+      const body = this.parseBody(message.data, kind, message.contentEncoding);
       const result = await this.run(kind, address, body, message, watcher);
       answer = { status: STATUS_OF[kind], body: result, kind, address, basis: basisOfAnswer(stream, kind, result) ?? undefined };
     } catch (failure) {
@@ -196,13 +198,13 @@ export class NatsCommandExecutor {
     return basis ? { ...answer, basis } : answer;
   }
 
-  private parseBody(data: Uint8Array, kind: CommandKind): unknown {
+  private parseBody(data: Uint8Array, kind: CommandKind, contentEncoding?: string | null): unknown {
     if (data.length > this.options.maxBodyBytes) throw payloadTooLarge(data.length, this.options.maxBodyBytes, kind);
     let text: string;
     try {
       text = this.decoder.decode(data);
     } catch {
-      throw malformedBody('malformed_body', undefined, undefined, data);
+      throw malformedBody('malformed_body', undefined, undefined, data, contentEncoding);
     }
     try {
       rejectDeepBody(data);

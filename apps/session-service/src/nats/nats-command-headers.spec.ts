@@ -6,6 +6,7 @@
  * (`invalid_reply_to`). `Nats-Msg-Id` is JetStream's, de-duplicated on that exact spelling only: a
  * look-alike spelling alone is refused (`invalid_command_id`) naming the one to use.
  */
+import { brotliCompressSync, deflateSync } from 'node:zlib';
 import type { CommandBus } from '@nestjs/cqrs';
 import { headers } from '@nats-io/transport-node';
 import { SqliteEventStore } from '@lib/event-store';
@@ -22,7 +23,13 @@ function hdrs(entries: Array<[string, string]>) {
 
 describe('readCommandHeaders', () => {
   it.each(['Reply-To', 'reply-to', 'REPLY-TO', 'rEpLy-To'])('reads %s as Reply-To', (name) => {
-    expect(readCommandHeaders(hdrs([[name, '_INBOX.abc']]))).toEqual({ msgId: null, replyTo: '_INBOX.abc', replyToConflict: null, msgIdSpelling: null });
+    expect(readCommandHeaders(hdrs([[name, '_INBOX.abc']]))).toEqual({
+      msgId: null,
+      replyTo: '_INBOX.abc',
+      replyToConflict: null,
+      msgIdSpelling: null,
+      contentEncoding: null,
+    });
   });
 
   it('an empty Reply-To is given (empty), not absent; two different ones conflict; the same twice is one', () => {
@@ -46,7 +53,7 @@ describe('readCommandHeaders', () => {
         ]),
       ),
     ).toMatchObject({ replyTo: '_INBOX.a', replyToConflict: null });
-    expect(readCommandHeaders(undefined)).toEqual({ msgId: null, replyTo: null, replyToConflict: null, msgIdSpelling: null });
+    expect(readCommandHeaders(undefined)).toEqual({ msgId: null, replyTo: null, replyToConflict: null, msgIdSpelling: null, contentEncoding: null });
   });
 
   it('reads Nats-Msg-Id in its exact spelling only, naming a look-alike given without it', () => {
@@ -112,6 +119,30 @@ describe('a command whose headers the executor refuses', () => {
     expect((two.body as { message: string }).message).toBe(
       'Reply-To is given 2 times with different values (Reply-To: "_INBOX.a", reply-to: "_INBOX.b"; header names are matched in any letter case): send one Reply-To; the command was not applied (the answer is also on the results subject)',
     );
+    expect(ran).toBe(0);
+  });
+
+  it('names the Content-Encoding of a compressed command, which is never decompressed (newcomer ncverify71 F9), running nothing', async () => {
+    for (const [encoding, data] of [
+      ['deflate', deflateSync(JSON.stringify({ events: [{ id: 'u1', type: 'user', text: 'hi' }] }))],
+      ['br', brotliCompressSync(JSON.stringify({ events: [{ id: 'u1', type: 'user', text: 'hi' }] }))],
+    ] as const) {
+      const answer = await executor.execute({
+        subject: commandSubject('smc', 'default', 's', 'append'),
+        data: new Uint8Array(data),
+        commandId: 'c',
+        redelivered: false,
+        ...readCommandHeaders(hdrs([['content-encoding', encoding]])),
+      });
+      // a compressed body that happens to be valid UTF-8 is then malformed JSON instead; these are not
+      expect(answer).toMatchObject({
+        status: 400,
+        body: {
+          code: 'malformed_body',
+          message: `the body is not valid UTF-8: it was sent with Content-Encoding "${encoding}"; NATS commands are read as sent, never decompressed: send the JSON text, encoded as UTF-8, without Content-Encoding`,
+        },
+      });
+    }
     expect(ran).toBe(0);
   });
 

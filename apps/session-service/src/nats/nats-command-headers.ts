@@ -28,6 +28,8 @@ export interface CommandHeaders {
   replyToConflict: string[] | null;
   /** Set when there is no `Nats-Msg-Id` but a header whose name is it in another letter case: that spelling (e.g. `nats-msg-id`). */
   msgIdSpelling: string | null;
+  /** The `Content-Encoding` value (its name in any case), null when none: the service never decompresses a command, so it only names it when the body is not UTF-8. */
+  contentEncoding: string | null;
 }
 
 /** Reads `headers` (absent: a command without headers) as described in the module doc. */
@@ -35,8 +37,10 @@ export function readCommandHeaders(headers: MsgHdrs | undefined): CommandHeaders
   const replyTo: Array<{ name: string; value: string }> = [];
   let msgId: string | null = null;
   let msgIdSpelling: string | null = null;
+  let contentEncoding: string | null = null;
   for (const [name, values] of headers ?? []) {
     const lower = name.toLowerCase();
+    if (lower === 'content-encoding') contentEncoding ??= values[0]?.trim() || null;
     if (lower === REPLY_TO_HEADER.toLowerCase()) for (const value of values) replyTo.push({ name, value: value.trim() });
     else if (name === MSG_ID_HEADER) msgId = values[0] || null;
     else if (lower === MSG_ID_HEADER.toLowerCase()) msgIdSpelling ??= name;
@@ -47,5 +51,6 @@ export function readCommandHeaders(headers: MsgHdrs | undefined): CommandHeaders
     replyTo: distinct.size === 1 ? replyTo[0].value : null,
     replyToConflict: distinct.size > 1 ? replyTo.map((r) => `${r.name}: ${JSON.stringify(r.value)}`) : null,
     msgIdSpelling: msgId === null ? msgIdSpelling : null,
+    contentEncoding,
   };
 }
