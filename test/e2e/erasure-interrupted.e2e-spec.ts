@@ -20,6 +20,23 @@ async function deleteWithoutRecord(h: Harness, sessionId: string): Promise<void>
   await h.service.app.get<EventStore>(COMMAND_EVENT_STORE).deleteStream(sessionStream(sessionKey('default', sessionId)));
 }
 
+/**
+ * Writes `ids` (user events whose text holds `word`) to `sessionId` through `writer`, waits until
+ * `reader` has projected them, then deletes the stream as an interrupted erasure leaves it ({@link deleteWithoutRecord}).
+ */
+async function writtenThenDeleted(writer: Harness, reader: Harness, sessionId: string, ids: string[], word: string): Promise<void> {
+  const written = await writer
+    .http()
+    .post(`/v1/sessions/${sessionId}/events`)
+    .send(events(ids, `${word} old`))
+    .expect(201);
+  await reader
+    .http()
+    .get(`/v1/sessions/${sessionId}?minPosition=${written.body.position as string}`)
+    .expect(200);
+  await deleteWithoutRecord(writer, sessionId);
+}
+
 /** The ids of the session's active window on `h`, read at `minPosition` (decimal text). */
 async function windowIds(h: Harness, sessionId: string, minPosition: string): Promise<string[]> {
   const res = await h.http().get(`/v1/sessions/${sessionId}/window?minPosition=${minPosition}`).expect(200);
@@ -134,16 +151,7 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
 
   it("is finished by the other replica's sweep, and both replicas' read models drop the deleted life", async () => {
     const { a, b } = replicas;
-    const written = await a
-      .http()
-      .post('/v1/sessions/cut/events')
-      .send(events(['o1', 'o2'], 'zebraword old'))
-      .expect(201);
-    await b
-      .http()
-      .get(`/v1/sessions/cut?minPosition=${written.body.position as string}`)
-      .expect(200);
-    await deleteWithoutRecord(a, 'cut');
+    await writtenThenDeleted(a, b, 'cut', ['o1', 'o2'], 'zebraword');
     // replica A is "dead": B finds the deletion and writes its record
     const finished = await b.service.app.get(InterruptedErasureSweep).sweep();
     expect(finished).toEqual([{ tenantId: 'default', sessionId: 'cut', lastRevision: '1', position: expect.any(String) }]);
@@ -157,16 +165,7 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
 
   it('is finished before the first event of a life written since, so the new life never shows the deleted one (PostgreSQL no longer marks such a stream deleted)', async () => {
     const { a, b } = replicas;
-    const written = await a
-      .http()
-      .post('/v1/sessions/again/events')
-      .send(events(['o1', 'o2'], 'yakword old'))
-      .expect(201);
-    await b
-      .http()
-      .get(`/v1/sessions/again?minPosition=${written.body.position as string}`)
-      .expect(200);
-    await deleteWithoutRecord(a, 'again');
+    await writtenThenDeleted(a, b, 'again', ['o1', 'o2'], 'yakword');
     const next = await b
       .http()
       .post('/v1/sessions/again/events')
@@ -185,16 +184,7 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
 
   it("is finished by a replica's sweep when the life written since went through a replica that never held the deleted one (newcomer ncrecheck71 R1)", async () => {
     const { a, b, db } = replicas;
-    const written = await a
-      .http()
-      .post('/v1/sessions/third/events')
-      .send(events(['o1', 'o2'], 'wombatword old'))
-      .expect(201);
-    await b
-      .http()
-      .get(`/v1/sessions/third?minPosition=${written.body.position as string}`)
-      .expect(200);
-    await deleteWithoutRecord(a, 'third');
+    await writtenThenDeleted(a, b, 'third', ['o1', 'o2'], 'wombatword');
     // a replica started after the deletion (a replaced pod): its read models never held the deleted life
     const c = await startService({ env: { DATABASE_URL: db.url } });
     try {

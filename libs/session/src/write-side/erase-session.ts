@@ -268,9 +268,10 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * Deletes nothing. Returns the record of that deletion and whether this call wrote it, or null
    * when the stream was never deleted or this replica holds no row of the deleted life (a replica
    * that does finishes it).
+   * `known`: the stream's incarnation when the caller has just read it (bigint; else it is read here).
    */
-  async finishInterrupted(tenantId: string, sessionId: string): Promise<{ record: ErasureRecord; written: boolean } | null> {
-    const incarnation = await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId)));
+  async finishInterrupted(tenantId: string, sessionId: string, known?: bigint): Promise<{ record: ErasureRecord; written: boolean } | null> {
+    const incarnation = known ?? (await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId))));
     if (incarnation === 0n) return null;
     try {
       const head = await this.store.headPosition();

@@ -90,7 +90,8 @@ export class InterruptedErasureSweep {
   /**
    * Sweeps once (or joins the sweep under way) and answers the erasures it finished. Reads the
    * store's deleted streams (one query) and, for each session stream, whether the read models hold
-   * rows of its deleted revisions (one indexed read-model query); only those cost store reads.
+   * rows of its deleted revisions (one indexed read-model query); only those cost store reads. Then
+   * the sessions active since the last sweep ({@link sweepWrittenAgain}: one store read each).
    * @throws what the store throws (unavailable): the next sweep tries again.
    */
   sweep(): Promise<FinishedErasure[]> {
@@ -143,8 +144,7 @@ export class InterruptedErasureSweep {
       if (++looked % SWEEP_LOOKUPS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
       const session = sessionOfStream(stream);
       if (!session || known.get(stream.slice(SESSION_STREAM_PREFIX.length)) === undefined) continue;
-      if (!loggedLifeUpTo(this.projector.store, session.tenantId, session.sessionId, revision)) continue;
-      const done = await this.finish(session.tenantId, session.sessionId);
+      const done = await this.finishHeld(session.tenantId, session.sessionId, revision + 1n);
       if (done) finished.push(done);
     }
     for (const done of await this.sweepWrittenAgain()) finished.push(done);
@@ -170,8 +170,7 @@ export class InterruptedErasureSweep {
       for (const { tenantId, sessionId } of active) {
         if (this.stopped) break;
         const incarnation = await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId)));
-        if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) continue;
-        const done = await this.finish(tenantId, sessionId);
+        const done = await this.finishHeld(tenantId, sessionId, incarnation);
         if (done) finished.push(done);
       }
     } catch (err) {
@@ -191,13 +190,18 @@ export class InterruptedErasureSweep {
    * usual case; up to the record wait (2 s) when another erasure is still writing its record.
    */
   async finishBeforeNewLife(tenantId: string, sessionId: string, incarnation: bigint): Promise<void> {
-    if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) return;
-    await this.finish(tenantId, sessionId);
+    await this.finishHeld(tenantId, sessionId, incarnation);
   }
 
-  /** Finishes the interrupted erasure of the session, if any ({@link EraseSessionHandler.finishInterrupted}); logs and answers it when this call wrote its record. */
-  private async finish(tenantId: string, sessionId: string): Promise<FinishedErasure | null> {
-    const done = await this.erasures.finishInterrupted(tenantId, sessionId);
+  /**
+   * The one rule of every path here: when the session's stream was deleted up to `incarnation` − 1
+   * (bigint; 0n: never deleted) and this replica's read models still hold rows of those revisions,
+   * finishes that erasure ({@link EraseSessionHandler.finishInterrupted}, given the incarnation);
+   * logs and answers it when this call wrote its record, else null.
+   */
+  private async finishHeld(tenantId: string, sessionId: string, incarnation: bigint): Promise<FinishedErasure | null> {
+    if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) return null;
+    const done = await this.erasures.finishInterrupted(tenantId, sessionId, incarnation);
     if (!done?.written) return null;
     const { lastRevision = '?', erasedEvents } = done.record.data;
     const position = done.record.position.toString();
