@@ -985,7 +985,7 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
 
   it('refuses a date-time past 100 characters by its length, the text neither read nor quoted (newcomer ncfresh70 N2: 2 MB of fraction digits was kept)', async () => {
     const tooLong = `2026-01-31T12:00:00.${'1'.repeat(2_000_000)}Z`;
-    const message = 'events[0].createdAt: must be an ISO-8601 date-time of at most 100 characters, not 2000021';
+    const message = 'events[0].createdAt: must be an ISO-8601 date-time of at most 100 characters (Unicode code points), not 2000021';
     for (const createdAt of [tooLong, tooLong.replace('T', ' '), `2026-01-31T12:00:00.${'9'.repeat(80)}Z`]) {
       const err = refusal(() => fromEvents(at(createdAt)));
       expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'events[0].createdAt' });
@@ -1001,8 +1001,17 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
     expect(fromEvents(at(longest)).events[0].createdAt).toBe(longest);
     const asQuery = dateTimeParam().safeParse(tooLong);
     expect(asQuery.error?.issues.map((issue) => issue.message)).toEqual([
-      expect.stringMatching(/^must be an ISO-8601 date-time of at most 100 characters, not 2000021 /),
+      expect.stringMatching(/^must be an ISO-8601 date-time of at most 100 characters \(Unicode code points\), not 2000021 /),
     ]);
+  });
+
+  it("counts a date-time's length in characters (Unicode code points), as every length limit: 51 emoji are refused by their form, 101 by their length (newcomer ncverify71 F7)", () => {
+    const formMessage = 'events[0].createdAt: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z';
+    expect(refusal(() => fromEvents(at('😀'.repeat(51)))).message).toBe(formMessage);
+    expect(refusal(() => fromEvents(at('2026-01-31T12:00:00Z' + '😀'.repeat(80)))).message).toBe(formMessage);
+    expect(refusal(() => fromEvents(at('😀'.repeat(101)))).message).toContain(
+      'must be an ISO-8601 date-time of at most 100 characters (Unicode code points), not 101 ',
+    );
   });
 
   it('refuses a policy setAt out of the range too (read-only, but one rule for every time)', () => {

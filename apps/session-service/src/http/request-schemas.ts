@@ -396,7 +396,7 @@ export function clientDateTime(formatMessage: (input: unknown) => string, plus =
     // zod's check condition (the def's `when`, which its string-format parameters pass on but do not
     // type): not read past the length bound, which the max check below refuses (a fix message would
     // quote the text), nor for a non-string, which the type check has refused
-    when: (payload) => typeof payload.value === 'string' && payload.value.length <= MAX_CLIENT_TIME_LENGTH,
+    when: (payload) => typeof payload.value === 'string' && codePointLength(payload.value) <= MAX_CLIENT_TIME_LENGTH,
     error: (iss) =>
       (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input)
         ? dateTimeFix(iss.input, plus)
@@ -406,7 +406,7 @@ export function clientDateTime(formatMessage: (input: unknown) => string, plus =
   };
   return z.iso
     .datetime(format)
-    .max(MAX_CLIENT_TIME_LENGTH, { error: (iss) => clientTimeTooLong(typeof iss.input === 'string' ? iss.input.length : 0), abort: true })
+    .max(MAX_CLIENT_TIME_LENGTH, { error: (iss) => clientTimeTooLong(typeof iss.input === 'string' ? codePointLength(iss.input) : 0), abort: true })
     .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE })
     .meta({ pattern: CLIENT_DATE_TIME_PATTERN });
 }

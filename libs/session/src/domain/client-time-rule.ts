@@ -10,6 +10,7 @@
  * four-digit year, `Z` or an offset) is the schemas' rule.
  */
 
+import { LENGTH_UNIT } from '@lib/compaction';
 import { isoTimeMillis } from './utc-time-text';
 
 /** Earliest client time accepted (UTC). */
@@ -22,16 +23,20 @@ export const MAX_CLIENT_TIME = '9999-12-31T23:59:59.999Z';
 export const CLIENT_TIME_RANGE_RULE = `must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)`;
 
 /**
- * The longest client date-time accepted, in characters (UTF-16 code units; a valid one is ASCII):
+ * The longest client date-time accepted, in characters (Unicode code points, the unit of every
+ * length limit of the API and of zod's `max`; a valid one is ASCII):
  * room for a fraction of up to 74 digits with an offset (times are compared to the nanosecond, the
  * ninth digit; the rest are ignored, but a client's own precision is taken as sent). Longer text is
  * refused before its format is read, so a megabyte of fraction digits is neither parsed nor kept.
  */
 export const MAX_CLIENT_TIME_LENGTH = 100;
 
-/** The 400 message (after the field name) for a date-time of `length` characters, past {@link MAX_CLIENT_TIME_LENGTH}. */
+/**
+ * The 400 message (after the field name) for a date-time of `length` characters (Unicode code points), past
+ * {@link MAX_CLIENT_TIME_LENGTH}.
+ */
 export function clientTimeTooLong(length: number): string {
-  return `must be an ISO-8601 date-time of at most ${MAX_CLIENT_TIME_LENGTH} characters, not ${length} (e.g. 2026-01-31T12:00:00.123456789+01:00: times are compared to the nanosecond, so a fraction of a second needs at most 9 digits)`;
+  return `must be an ISO-8601 date-time of at most ${MAX_CLIENT_TIME_LENGTH} ${LENGTH_UNIT}, not ${length} (e.g. 2026-01-31T12:00:00.123456789+01:00: times are compared to the nanosecond, so a fraction of a second needs at most 9 digits)`;
 }
 
 const MIN_MS = Date.parse(MIN_CLIENT_TIME);
