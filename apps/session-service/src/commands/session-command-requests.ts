@@ -245,8 +245,15 @@ function policyInput(schemas: RequestSchemas, body: unknown): z.infer<RequestSch
  *   `expectedRevision` when it is null or not a revision or keyword, or an unknown field: `dryRun`,
  *   which only a compaction has, with {@link POLICY_FOREIGN_FIELDS}' advice, at the top level as in
  *   the strategy or trigger).
+ * `delivery`: the NATS command that carries it (its id, whether redelivered; see {@link SetCompactionPolicyCommand}); absent over HTTP.
  */
-export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
+export function policyCommandFrom(
+  schemas: RequestSchemas,
+  tenant: string,
+  sessionId: string,
+  body: unknown,
+  delivery?: SetCompactionPolicyCommand['delivery'],
+): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
   // dryRun beside the strategy is told that a policy has no dry run, as inside it (misplaced-field.ts)
   const input = policyInput(schemas, body);
@@ -269,5 +276,13 @@ export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessi
   const sentIn: ParameterBody = { fields: Object.keys(schemas.policy.shape), body: input, foreign: POLICY_FOREIGN_FIELDS };
   const strategy = input.strategy === null ? null : strategyFrom(input.strategy, sentIn);
   const trigger = triggerFrom(input.trigger, sentIn);
-  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base', toExpectedRevision(input.expectedRevision));
+  return new SetCompactionPolicyCommand(
+    tenant,
+    sessionId,
+    strategy,
+    trigger,
+    input.estimator ?? 'cl100k_base',
+    toExpectedRevision(input.expectedRevision),
+    delivery,
+  );
 }

@@ -10,7 +10,8 @@
  * them already there. A redelivered append is answered from the events it wrote; a redelivered
  * compact command is answered with its recorded decision, found in the log before anything is
  * planned (no summarizer call), however many decisions and appends came after it; a policy
- * command is idempotent by itself (the policy a session already has appends nothing).
+ * command's event id derives from its command id too, so a redelivered one is answered with the
+ * event it wrote, also after another policy was set since (never set again over it).
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
@@ -251,9 +252,12 @@ export class NatsCommandExecutor {
           kind === 'append' ? eventsRequestPath : messagesRequestPath,
         );
       }
-      case 'policy':
-        // The policy a session already has appends nothing: a redelivery answers the event that set it.
-        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body), message), watcher));
+      case 'policy': {
+        // Its event's id derives from the command id: a redelivery (or a resend with the same Nats-Msg-Id) whose event is in
+        // the log is answered with it, never set again over a policy set since (newcomer ncnats72 F2).
+        const delivery = { commandId: message.commandId, redelivered: message.redelivered };
+        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body, delivery), message), watcher));
+      }
       case 'compact':
         return this.commandBus.execute(
           watchDecisions(

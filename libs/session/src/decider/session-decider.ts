@@ -25,7 +25,7 @@ import {
   sessionKey,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { policyEventIds, storeEventIds } from '../domain/session-ids';
+import { commandPolicyEventIds, policyEventIds, storeEventIds } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { NOTICE_NAME } from '../domain/openai-chat-format';
@@ -79,6 +79,11 @@ export interface SetPolicy extends SessionAddress {
   strategy: Strategy | null;
   trigger: Trigger | null;
   estimator: EstimatorName;
+  /**
+   * The id of the transport command that carries it, when that command may be delivered twice (NATS: its
+   * `Nats-Msg-Id`); its event's id then derives from it ({@link commandPolicyEventIds}). Absent over HTTP.
+   */
+  commandId?: string;
 }
 
 /**
@@ -313,7 +318,8 @@ export function policyEventData(command: Pick<SetPolicy, 'strategy' | 'trigger' 
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
  * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
  * derived from (session, incarnation, the state's revision, the policy) so the same change racing itself on
- * one revision is one event.
+ * one revision is one event; or, for a command with a `commandId` (NATS), from (session, incarnation, command id), so
+ * that every delivery of the command is one event ({@link commandPolicyEventIds}).
  */
 export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | null, context: DecideContext): PolicyDecision {
   // The id derives from the command's key, as in builds before clears left their estimator out, so a clear's id is the same in every build.
@@ -331,7 +337,9 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
     kind: 'append',
     events: [
       {
-        ...policyEventIds(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), state?.revision ?? null, key),
+        ...(command.commandId === undefined
+          ? policyEventIds(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), state?.revision ?? null, key)
+          : commandPolicyEventIds(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), command.commandId)),
         type: POLICY_SET,
         data,
         metadata: metadataOf(command),

@@ -88,6 +88,22 @@ export function policyEventIds(sessionId: string, incarnation: bigint, basedOnRe
 }
 
 /**
+ * The store UUID of the policy event of a transport command that may be delivered twice (NATS), with its former ids
+ * ({@link EventIds}): derived from (session, incarnation, command id) only, so every delivery of the command (a
+ * redelivery, a resend with the same `Nats-Msg-Id` after JetStream's duplicate window) decides under the same id, and
+ * the store refuses it once the command's event is in the log, whatever was written after it (newcomer ncnats72 F2:
+ * a redelivery set the policy again over one set since).
+ */
+export function commandPolicyEventIds(sessionId: string, incarnation: bigint, commandId: string): EventIds {
+  return eventIds(sessionScopedIds(sessionId, incarnation, `policy-command\u0000${commandId}`));
+}
+
+/** Whether `recorded` (read from the session's stream in its life `incarnation`) is the policy event of command `commandId` ({@link commandPolicyEventIds}, any of its forms). */
+export function isCommandPolicyEvent(sessionId: string, incarnation: bigint, commandId: string, recorded: Pick<RecordedEvent, 'id'>): boolean {
+  return sessionScopedIds(sessionId, incarnation, `policy-command\u0000${commandId}`).includes(recorded.id.toLowerCase());
+}
+
+/**
  * The id of a compaction: derived from (session, incarnation, base revision, parameters), so that two identical
  * commands racing on the same base revision produce the same decision and the store keeps one.
  */

@@ -16,9 +16,10 @@ import { SessionDecisionRecorded } from './session-decision-recorded';
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import { isCommandPolicyEvent } from '../domain/session-ids';
 import { StoreAnswerCheck } from './store-answer-check';
-import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
+import { POLICY_SET, sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider/session-decider';
 import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
@@ -38,7 +39,9 @@ export const MAX_POLICY_ATTEMPTS = 8;
 
 /**
  * Set the auto-compaction policy of `sessionId`; `strategy` null clears it. `expectedRevision`:
- * the client's precondition, as on appends (`'any'`, the default: none).
+ * the client's precondition, as on appends (`'any'`, the default: none). `delivery`: the transport
+ * command that carries it when that command may be delivered twice (NATS: its `Nats-Msg-Id`, and
+ * whether this delivery is a redelivery); absent over HTTP.
  */
 export class SetCompactionPolicyCommand {
   constructor(
@@ -48,6 +51,7 @@ export class SetCompactionPolicyCommand {
     readonly trigger: Trigger | null,
     readonly estimator: EstimatorName,
     readonly expectedRevision: ExpectedRevision = 'any',
+    readonly delivery?: { commandId: string; redelivered: boolean },
   ) {}
 }
 
@@ -88,9 +92,15 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       strategy: command.strategy,
       trigger: command.trigger,
       estimator: command.estimator,
+      ...(command.delivery ? { commandId: command.delivery.commandId } : {}),
     };
     // The session's life as the request arrives, read first: the policy is set in that life or not at all.
     const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
+    // A redelivered transport command whose event is in the log is answered with it, before anything is decided or checked.
+    if (command.delivery?.redelivered) {
+      const applied = await this.appliedCommand(command, command.delivery.commandId);
+      if (applied) return applied;
+    }
     const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
@@ -136,6 +146,11 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         if (!command.strategy) this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'policy-cleared'));
         return policyAnswer(command.sessionId, recorded, result.nextExpectedRevision);
       } catch (err) {
+        // This transport command's event is in the log already (delivered again after other writes): answered with it.
+        if (err instanceof DuplicateEventIdError && command.delivery) {
+          const applied = await this.appliedCommand(command, command.delivery.commandId);
+          if (applied) return applied;
+        }
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
         if (err instanceof WrongExpectedRevisionError) answers.refused(expected, err);
@@ -145,6 +160,26 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         throw err;
       }
     }
+  }
+
+  /**
+   * The answer of the transport command `commandId` when its policy event is in the session's log, in its current
+   * life (the id it was written under, {@link commandPolicyEventIds}): the answer it was given when written (that
+   * event's policy, revision and position), whatever came after it; else null. Reads the log backwards from its end
+   * (`findInStream`: one read for a command of the last 256 events, the whole stream for a miss); only asked of a
+   * redelivery or after the store refused the command's event id.
+   */
+  private async appliedCommand(command: SetCompactionPolicyCommand, commandId: string): Promise<PolicyAnswer | null> {
+    const key = sessionKey(command.tenantId, command.sessionId);
+    const stream = sessionStream(key);
+    const incarnation = await this.store.streamIncarnation(stream);
+    const recorded = await findInStream(this.store, stream, (event) => event.type === POLICY_SET && isCommandPolicyEvent(key, incarnation, commandId, event));
+    if (!recorded) return null;
+    return policyAnswer(
+      command.sessionId,
+      { data: recorded.data as PolicySetData, revision: recorded.revision, position: recorded.position },
+      recorded.revision,
+    );
   }
 
   /**
