@@ -139,17 +139,43 @@ function examples(service: () => Pick<Harness, 'http'>): void {
     const res = await http().get('/v1/sessions/at-erased/window').query({ atTime: inside }).expect(400);
     expect(res.body).toMatchObject({ code: 'time_out_of_range', parameter: 'atTime' });
     expect(res.body.message).toBe(
-      `atTime: the session's current life began with revision 2, recorded at ${newLife.get('2')}, after ${inside}; an earlier life of this session id (revisions up to 1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${newLife.get('2')}`,
+      `atTime: the session's current life began with revision 2, recorded at ${newLife.get('2')}, after ${inside}; an earlier life of this session id (revisions 0–1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${newLife.get('2')}`,
     );
     expect(res.body.message).not.toContain('no window existed yet');
     // A revision inside the erased life says so too (newcomer ncevaleng A2); one past the last does not.
     const byRevision = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '0' }).expect(400);
     expect(byRevision.body).toMatchObject({ code: 'revision_out_of_range', parameter: 'atRevision' });
     expect(byRevision.body.message).toBe(
-      `atRevision: the session's revisions run from 2 to 2: its current life began with revision 2; an earlier life of this session id (revisions up to 1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`,
+      `atRevision: the session's revisions run from 2 to 2: its current life began with revision 2; an earlier life of this session id (revisions 0–1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`,
     );
     const past = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '3' }).expect(400);
     expect(past.body.message).toBe("atRevision: the session's revisions run from 2 to 2; ask for a revision in that range");
+  });
+
+  it('of a session id erased twice, a revision or a time of the first life names that life and its erasure, not the later one (newcomer ncaudit72 F1)', async () => {
+    const write = (ids: string[]) =>
+      http()
+        .post('/v1/sessions/at-twice/events')
+        .send({ events: ids.map((id, i) => (i % 2 ? reply(id) : user(id))) })
+        .expect(201);
+    await write(['f1', 'f2', 'f3']);
+    const firstLife = await recorded('at-twice');
+    const firstErasure = await http().delete('/v1/sessions/at-twice').expect(200);
+    await sleep(5);
+    await write(['s1', 's2']);
+    const secondLife = await recorded('at-twice');
+    const secondErasure = await http().delete('/v1/sessions/at-twice').expect(200);
+    await sleep(5);
+    await write(['t1']);
+    const current = await recorded('at-twice');
+    expect([[...secondLife.keys()], [...current.keys()]]).toEqual([['3', '4'], ['5']]);
+    const lifeMessage = (erasedAt: string, range: string) => `an earlier life of this session id (revisions ${range}) was erased at ${erasedAt}`;
+    const byRevision = async (atRevision: string) => (await http().get('/v1/sessions/at-twice/window').query({ atRevision }).expect(400)).body.message;
+    const byTime = async (atTime: string) => (await http().get('/v1/sessions/at-twice/window').query({ atTime }).expect(400)).body.message;
+    for (const revision of ['0', '2']) expect(await byRevision(revision)).toContain(lifeMessage(firstErasure.body.erasedAt, '0–2'));
+    for (const revision of ['3', '4']) expect(await byRevision(revision)).toContain(lifeMessage(secondErasure.body.erasedAt, '3–4'));
+    expect(await byTime(firstLife.get('1')!)).toContain(lifeMessage(firstErasure.body.erasedAt, '0–2'));
+    expect(await byTime(secondLife.get('4')!)).toContain(lifeMessage(secondErasure.body.erasedAt, '3–4'));
   });
 
   it('atTime with atRevision, and times the date-time rule refuses, are 400 validation_failed saying what to fix', async () => {

@@ -50,15 +50,30 @@ export interface EarlierLifeErasure {
   erasedAt: string;
   /** The last revision the erasure deleted (bigint), when the record names it (records since `lastRevision` was added). */
   lastRevision?: bigint;
+  /**
+   * The first revision of that life (bigint): 0 for the session id's first life, else the revision after the
+   * erasure before it; absent when the record or the one before it does not name its last revision.
+   */
+  firstRevision?: bigint;
 }
 
 /**
- * The newest erasure of an earlier life of session `sessionId` of tenant `tenantId`, before its
- * current life, whose first event is `first` (its revision and global position), or null when the
- * tenant's erasure stream holds none (the session id was never erased before). A record naming
- * `lastRevision` is of an earlier life when that revision is below `first.revision` (revisions of
- * a session id are never reused); an older record without it, when it was written before `first`.
- * Reads the erasure stream backwards from its end (the whole stream when there is none).
+ * What {@link earlierLifeErasure} looks for: the life that held revision `revision` (bigint), or the life that
+ * existed at `at` (an ISO-8601 time as the client sent it: the first life erased after it). Absent: the newest
+ * earlier life.
+ */
+export type ErasedLifeOf = { revision: bigint } | { at: string };
+
+/**
+ * The erasure of the earlier life of session `sessionId` of tenant `tenantId` that held `of` (see
+ * {@link ErasedLifeOf}; absent: the newest), before its current life, whose first event is `first` (its revision and
+ * global position), or null when the tenant's erasure stream holds none (the session id was never erased before). A
+ * record naming `lastRevision` is of an earlier life when that revision is below `first.revision` (revisions of a
+ * session id are never reused); an older record without it, when it was written before `first`. Of a session id
+ * erased several times, the life holding a revision is the oldest whose `lastRevision` is at or past it, and the
+ * life existing at a time the oldest erased after it (newcomer ncaudit72 F1: the newest was named, with a range
+ * that merged the lives); a record without `lastRevision` ends the search for a revision. Reads the erasure stream
+ * backwards from its end until the record before that life's (the whole stream when there is none).
  * May reject with the store's errors.
  */
 export async function earlierLifeErasure(
@@ -66,15 +81,39 @@ export async function earlierLifeErasure(
   tenantId: string,
   sessionId: string,
   first: { revision: bigint; position: bigint },
+  of?: ErasedLifeOf,
 ): Promise<EarlierLifeErasure | null> {
-  const found = await findInStream(store, erasureStream(tenantId), (e) => {
+  let found: SessionErasedData | undefined;
+  // A record is taken while it still holds `of`, read newest first; the first older one that does not ends the read.
+  const holds = (data: SessionErasedData): boolean => {
+    if (of === undefined) return false;
+    if ('revision' in of) return data.lastRevision !== undefined && BigInt(data.lastRevision) >= of.revision;
+    return Date.parse(data.erasedAt) > isoTimeMillis(of.at);
+  };
+  const before = await findInStream(store, erasureStream(tenantId), (e) => {
     const data = e.data as SessionErasedData;
     if (e.type !== SESSION_ERASED || data.sessionId !== sessionId) return false;
-    return data.lastRevision !== undefined ? BigInt(data.lastRevision) < first.revision : e.position < first.position;
+    if (!(data.lastRevision !== undefined ? BigInt(data.lastRevision) < first.revision : e.position < first.position)) return false;
+    if (found === undefined || holds(data)) {
+      found = data;
+      return false;
+    }
+    return true;
   });
   if (!found) return null;
-  const data = found.data as SessionErasedData;
-  return { erasedAt: data.erasedAt, ...(data.lastRevision !== undefined ? { lastRevision: BigInt(data.lastRevision) } : {}) };
+  const lastOfBefore = (before?.data as SessionErasedData | undefined)?.lastRevision;
+  const firstRevision = before === null ? 0n : lastOfBefore !== undefined ? BigInt(lastOfBefore) + 1n : undefined;
+  return {
+    erasedAt: found.erasedAt,
+    ...(found.lastRevision !== undefined ? { lastRevision: BigInt(found.lastRevision) } : {}),
+    ...(found.lastRevision !== undefined && firstRevision !== undefined ? { firstRevision } : {}),
+  };
+}
+
+/** How a message names the revisions of an erased life: ` (revisions 0–26)`, ` (revisions up to 26)`, or nothing when the record does not say. */
+function erasedRange(erased: EarlierLifeErasure): string {
+  if (erased.lastRevision === undefined) return '';
+  return erased.firstRevision !== undefined ? ` (revisions ${erased.firstRevision}–${erased.lastRevision})` : ` (revisions up to ${erased.lastRevision})`;
 }
 
 /**
@@ -96,8 +135,7 @@ export function timeOutOfRangeMessage(
   const at = first.recordedAt.toISOString();
   if (!erased)
     return `atTime: the session's first event (revision ${first.revision}) was recorded at ${at}, after ${asked}: no window existed yet; ask for a time at or after it`;
-  const upTo = erased.lastRevision !== undefined ? ` (revisions up to ${erased.lastRevision})` : '';
-  return `atTime: the session's current life began with revision ${first.revision}, recorded at ${at}, after ${asked}; an earlier life of this session id${upTo} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${at}`;
+  return `atTime: the session's current life began with revision ${first.revision}, recorded at ${at}, after ${asked}; an earlier life of this session id${erasedRange(erased)} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${at}`;
 }
 
 /**
@@ -109,6 +147,5 @@ export function timeOutOfRangeMessage(
 export function revisionOutOfRangeMessage(atRevision: bigint, first: bigint, last: bigint, erased: EarlierLifeErasure | null): string {
   const range = `atRevision: the session's revisions run from ${first} to ${last}`;
   if (!erased || atRevision >= first) return `${range}; ask for a revision in that range`;
-  const upTo = erased.lastRevision !== undefined ? ` (revisions up to ${erased.lastRevision})` : '';
-  return `${range}: its current life began with revision ${first}; an earlier life of this session id${upTo} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`;
+  return `${range}: its current life began with revision ${first}; an earlier life of this session id${erasedRange(erased)} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`;
 }

@@ -198,7 +198,7 @@ export class SessionReads {
     const [first] = await this.store.readStream(stream, { fromRevision: 'start', maxCount: 1 });
     const last = knownLast !== undefined ? knownLast : await this.store.streamRevision(stream);
     if (!first || last === null) return sessionNotFound(this.readModels, tenantId, sessionId);
-    const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first) : null;
+    const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first, { revision: atRevision }) : null;
     return new InvalidRequestError('atRevision', revisionOutOfRangeMessage(atRevision, first.revision, last, erased), 'revision_out_of_range');
   }
 
@@ -215,7 +215,7 @@ export class SessionReads {
     if (resolved) return resolved;
     const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
     if (!first) throw sessionNotFound(this.readModels, tenantId, sessionId);
-    const erased = await earlierLifeErasure(this.store, tenantId, sessionId, first);
+    const erased = await earlierLifeErasure(this.store, tenantId, sessionId, first, { at: atTime });
     const message = timeOutOfRangeMessage(atTime, quoteInput(atTime, { quoted: false }), { revision: first.revision, recordedAt: first.created }, erased);
     throw new InvalidRequestError('atTime', message, 'time_out_of_range');
   }
