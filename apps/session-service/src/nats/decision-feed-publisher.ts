@@ -65,8 +65,10 @@
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
  * strings; `revision` is null for erasure records); a `CompactionCompleted` also carries its
  * compaction's `archivedIds` ({@link withOwnArchivedIds}). A decision too large for the server's
- * `max_payload` is published without its `keptIds` and `archivedIds` (`decision.omitted` names
- * them; the compaction history has them).
+ * `max_payload` is published without its id lists (`keptIds`, `archivedIds`, `archivedBecause`,
+ * `plannedArchivedIds`), and, should that not suffice, without its other members largest first but
+ * its identity (`decision.omitted` names them; {@link fitDecisionPayload}): a decision's size never
+ * stalls the feed.
  */
 import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
@@ -94,6 +96,7 @@ import { eraseSessionCopies } from './nats-erasure';
 import { isMissingStreamError } from './nats-streams';
 import { HandledErasures } from './handled-erasures';
 import { answerOfAnotherLog } from './answer-basis';
+import { fitDecisionPayload } from './decision-payload-fit';
 import type { ReadModelsDamage } from '../observability/read-models-damage';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
@@ -336,7 +339,6 @@ export class DecisionFeedPublisher {
   private anotherLog: AnotherLog | null = null;
   /** Ends the wait before a retry at once ({@link sleep}; called by {@link stop}). */
   private wakeUp: () => void = () => undefined;
-  private readonly encoder = new TextEncoder();
 
   constructor(
     private readonly store: EventStore,
@@ -645,12 +647,8 @@ export class DecisionFeedPublisher {
     const h = headers();
     h.set(LOG_POSITION_HEADER, decision.position);
     h.set(LOG_EVENT_HEADER, checkpointEventIdentity(event));
-    let payload = this.encoder.encode(JSON.stringify(decision));
-    if (payload.length > this.maxPayload()) {
-      // A decision over a huge window: its id lists would exceed the server's max_payload and stall the feed.
-      const { keptIds: _kept, archivedIds: _archived, ...rest } = decision.decision;
-      payload = this.encoder.encode(JSON.stringify({ ...decision, decision: { ...rest, omitted: ['keptIds', 'archivedIds'] } }));
-    }
+    // Always fits: a decision the server refused would be retried for ever, holding every later one behind it.
+    const payload = fitDecisionPayload(decision, this.maxPayload());
     await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), payload, { headers: h, msgID: decisionMessageId(event) });
   }
 
