@@ -212,6 +212,8 @@ export class NatsCommandExecutor {
     } catch (err) {
       throw new NatsCommandError('malformed_json', (err as Error).message);
     }
+    // An empty command is `{}`, as an HTTP request with an empty body (parseUtf8Json): a compact command then compacts by the policy (newcomer ncnats72 F5).
+    if (text.length === 0) return {};
     let body: unknown;
     try {
       body = JSON.parse(text);
