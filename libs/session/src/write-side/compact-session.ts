@@ -40,6 +40,7 @@ import { cloneSessionWindow } from '../domain/clone-session-window';
 import { InvalidRequestError, SessionNotFoundError, withDiscardedSummarizerCalls } from '../errors';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { latestErasure } from '../read-side/queries/erasure-query';
+import { holdsCompaction } from '../read-side/queries/compaction-history-query';
 import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import {
@@ -358,7 +359,13 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             step = planSessionCompaction(command, state, spend.discarded);
           }
         }
-        if (step.kind === 'conclude') return await this.withModelCalls(step.conclusion, command);
+        if (step.kind === 'conclude') {
+          // A transport command sent again with its id after the transport's duplicate window (NATS: 2 minutes) whose
+          // pass was recorded then, and that would write nothing now: its decision, not a fresh noop (newcomer ncnats72 F3).
+          const recorded = step.conclusion.kind === 'unrecorded' ? await this.recordedEarlier(command, state) : null;
+          if (recorded) return { kind: 'replay', recorded, state };
+          return await this.withModelCalls(step.conclusion, command);
+        }
         // The model calls stop at once when the session is erased meanwhile (watch.signal: by this process, or another once projected),
         // and earlier attempts' calls count against the pass's bound on calls.
         // Between its calls, a pass whose plan another decision has made unwritable stops there and is planned again (newcomer ncrecheck63 F7).
@@ -480,6 +487,20 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       policyStillInForce(command, now) &&
       rebaseCompaction(pass, plannedOn, now, command.estimator) !== null;
     if (!holds) watch.invalidate();
+  }
+
+  /**
+   * The decision of transport command `command` (one with a `commandId`, delivered for the first time: a redelivery
+   * looked before planning) when it was recorded earlier in the session's current life, or null. Asked when its pass
+   * would write nothing now: the same command id sent again after the transport's duplicate window (the docs tell a
+   * client whose answer was lost to resend it with the same id) is answered with what it did. The read models are
+   * asked first (one indexed lookup per id form), the log read only for a decision they hold; without read models, null.
+   */
+  private async recordedEarlier(command: CompactSession, state: SessionWindowState): Promise<RecordedCompaction | null> {
+    if (command.commandId === undefined || command.redelivered || command.dryRun || !this.readModels) return null;
+    const ids = compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds;
+    if (!holdsCompaction(this.readModels, command.tenantId, command.sessionId, ids)) return null;
+    return this.recordedDecision(command, ids);
   }
 
   /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */

@@ -257,3 +257,14 @@ function recordedAtOf(row: { compactionId: string; position: bigint; recordedAt:
     `the read models hold compaction ${row.compactionId} but not its closing event's log row (position ${row.position}): rebuild them (npm run rebuild-read-models)`,
   );
 }
+
+/**
+ * Whether the read models hold a decision of session `sessionId` of tenant `tenantId` recorded under one of
+ * `compactionIds` (in the session's current life: an erased life's rows are gone). One indexed lookup per id.
+ */
+export function holdsCompaction(store: ReadModelStore, tenantId: string, sessionId: string, compactionIds: readonly string[]): boolean {
+  const session = findSession(store, tenantId, sessionId);
+  if (!session) return false;
+  const found = store.db.prepare<[string, string], 1>('SELECT 1 FROM compactions WHERE session_key = ? AND compaction_id = ?').pluck();
+  return compactionIds.some((id) => found.get(session.sessionKey, id) !== undefined);
+}
