@@ -2170,9 +2170,11 @@ function scrollIntoList(list, row) {
  *   reading the page again to go to an event, and the event gone to when the page opens
  * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
  *   it (the "read again" of a page keeps the timeline's page); the first page without it
+ * @param {ErasedLives} [erased] the session id's erased earlier lives (written again after an
+ *   erasure): "Go to revision" into one names it ({@link revisionTarget})
  * @returns {Timeline}
  */
-function timeline(log, byId, select, timeTravel, from) {
+function timeline(log, byId, select, timeTravel, from, erased) {
   /** @type {LogEntry[]} */
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
@@ -2368,7 +2370,7 @@ function timeline(log, byId, select, timeTravel, from) {
    */
   const goToRevision = (asked) => {
     revision.value = String(asked);
-    const { index, text } = revisionTarget(rows, asked, lifeStart);
+    const { index, text } = revisionTarget(rows, asked, lifeStart, erased?.erasures);
     timeStatus.textContent = '';
     revisionStatus.textContent = text;
     if (index === undefined) {
@@ -2583,13 +2585,16 @@ function timeline(log, byId, select, timeTravel, from) {
  * end of this timeline (its last row is revision 262)`. Before `lifeStart`, the first revision of
  * a session id written again after an erasure, the revision was erased: `revision 5 was erased
  * (revisions 0–27, an earlier life of this session id): went to revision 28, the first of this
- * life` (newcomer ncui69 F9: it said "has no row").
+ * life` (newcomer ncui69 F9: it said "has no row"); of an id erased more than once, the erased life
+ * that held it ({@link erasedLifeText}): `revision 5 was erased (revisions 0–26, an earlier life of
+ * this session id, erased 2026-12-07 02:50:41.355 UTC): went to revision 59, the first of this life`.
  * @param {LogEntry[]} rows
  * @param {bigint} asked
  * @param {number} [lifeStart] the log's first revision (0, or after an erasure of the id, the first one written again)
+ * @param {Schemas['Erasure'][]} [erasures] the id's erasure records before `lifeStart` ({@link ErasedLives})
  * @returns {{ index: number | undefined, text: string }}
  */
-function revisionTarget(rows, asked, lifeStart = 0) {
+function revisionTarget(rows, asked, lifeStart = 0, erasures = []) {
   const index = firstRowFrom(rows, Number(asked));
   const row = rows[index];
   if (row === undefined) {
@@ -2603,9 +2608,30 @@ function revisionTarget(rows, asked, lifeStart = 0) {
     BigInt(row.revision) === asked
       ? `went to revision ${asked}`
       : asked < BigInt(lifeStart)
-        ? `revision ${asked} was erased (revisions 0–${lifeStart - 1}, an earlier life of this session id): went to revision ${row.revision}, the first of this life`
+        ? `revision ${asked} was erased (${erasedLifeText(erasures, asked, lifeStart)}): went to revision ${row.revision}, the first of this life`
         : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
+}
+
+/**
+ * The erased life of a session id that held revision `asked` (before `lifeStart`, where its
+ * current life starts), for "Go to revision": from the erasure record whose revisions hold it,
+ * `revisions 0–26, an earlier life of this session id, erased 2026-12-07 02:50:41.355 UTC` (of an
+ * id erased twice, revisions 0–58 were two lives: newcomer ncaudit72 F1). With one erased life (its
+ * record's revisions are all of 0 to `lifeStart` − 1), or no record naming revisions that hold it
+ * (not found among the latest erasures, unread, or written before records named their revisions):
+ * `revisions 0–58, an earlier life of this session id`.
+ * @param {Schemas['Erasure'][]} erasures @param {bigint} asked @param {number} lifeStart
+ * @returns {string}
+ */
+function erasedLifeText(erasures, asked, lifeStart) {
+  for (const e of erasures) {
+    if (e.firstRevision === null || e.lastRevision === null || asked < BigInt(e.firstRevision) || asked > BigInt(e.lastRevision)) continue;
+    // the only erased life: named as before, by the revisions before this life
+    if (e.firstRevision === '0' && BigInt(e.lastRevision) === BigInt(lifeStart) - 1n) break;
+    return `revisions ${e.firstRevision}–${e.lastRevision}, an earlier life of this session id, erased ${utcText(e.erasedAt) ?? revealedText(e.erasedAt)}`;
+  }
+  return `revisions 0–${lifeStart - 1}, an earlier life of this session id`;
 }
 
 /**
@@ -3677,6 +3703,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       closeWindow: () => windowAt.clear(),
     },
     timelineAt,
+    erased,
   );
   timelineShown = logTimeline;
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
