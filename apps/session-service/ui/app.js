@@ -911,9 +911,19 @@ const COUNT_QUIET_MS = 600;
 /** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
 const LIST_ESTIMATOR = 'cl100k_base';
 
+/** Said before the session list's count after Filter read it again because its user id changed. */
+const REFILTERED = 'the user id filter changed; the list was read again from its first page: ';
+
 /**
  * The session list. Its first page is read before anything on screen is replaced: when that read
  * fails, the page stays as it was and the error goes to the caller.
+ *
+ * Its two filters differ: "session id contains" filters the sessions loaded, on the page, as it is
+ * typed; the user id is the API's (`userId`), so a list of another user id is read from its first
+ * page. Filter (or Enter) reads the list again only when the user id differs from the one of the
+ * list on screen, the count then saying so ({@link REFILTERED}); else it reads nothing and says the
+ * count again: a read from the first page dropped the sessions loaded with "Load more", and the
+ * matches among them (newcomer ncaudit72 F2: `10 of 123 loaded match` became `0 of 100`).
  *
  * One read at a time counts: "Load more" is disabled and ignored while a page is being read, and
  * a filter (a fresh first page) drops the answer of any read started before it, so a page read
@@ -930,7 +940,10 @@ async function renderSessionList(isCurrent) {
   let generation = 0;
   /** Whether a page is being read (a "Load more" click is then ignored). */
   let reading = false;
-  /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
+  /**
+   * Said before the count while the list on screen is a paging started again ({@link pageOrRestart}),
+   * or was read again for another user id ({@link REFILTERED}); else empty.
+   */
   let restartedNote = '';
   /** The query (filters) of the list on screen, which "Load more" pages on; undefined before its first page. @type {URLSearchParams | undefined} */
   let pagedQuery;
@@ -1002,9 +1015,10 @@ async function renderSessionList(isCurrent) {
    * `false` for) an answer that a newer filter or another route made stale; throws the read's error
    * only while it is not stale.
    * @param {boolean} fresh
+   * @param {boolean} [refiltered] read for Filter because the user id changed (the count says so)
    * @returns {Promise<boolean>} whether the list now shows this read's page
    */
-  const load = async (fresh) => {
+  const load = async (fresh, refiltered = false) => {
     if (!fresh && reading) return false;
     const turn = fresh ? ++generation : generation;
     const stale = () => turn !== generation || !isCurrent();
@@ -1029,7 +1043,7 @@ async function renderSessionList(isCurrent) {
       if (stale()) return false;
       if (fresh || restarted) sessions = [];
       pagedQuery = query;
-      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
+      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : refiltered ? REFILTERED : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
       const listedBefore = new Set(listed);
       for (const s of page.sessions) {
@@ -1059,12 +1073,23 @@ async function renderSessionList(isCurrent) {
       }
     }
   };
-  /** @param {boolean} fresh */
-  const loadInPlace = (fresh) =>
-    load(fresh).then(
+  /** @param {boolean} fresh @param {boolean} [refiltered] */
+  const loadInPlace = (fresh, refiltered = false) =>
+    load(fresh, refiltered).then(
       (shown) => (shown ? clearBanner() : undefined),
-      (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
+      (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh, refiltered)),
     );
+  /**
+   * Filter (or Enter): the list read again from its first page only when the user id (the API's
+   * filter) differs from the list on screen's; else the loaded sessions stay, and the count is said
+   * now, not once typing pauses.
+   */
+  const filter = () => {
+    if (user.value.trim() !== (pagedQuery?.get('userId') ?? '')) return void loadInPlace(true, true);
+    clearTimeout(typing);
+    count.removeAttribute('aria-live');
+    draw();
+  };
   search.addEventListener('input', quietCount);
   await load(true);
   if (!isCurrent()) return;
@@ -1081,7 +1106,7 @@ async function renderSessionList(isCurrent) {
           class: 'inline',
           onsubmit: (e) => {
             e.preventDefault();
-            loadInPlace(true);
+            filter();
           },
         },
         search,
