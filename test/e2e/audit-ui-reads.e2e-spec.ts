@@ -8,6 +8,8 @@
  *  - "Load more" clicked twice while a page is read lists each session once;
  *  - a filter applied while "Load more" is read drops that unfiltered page; a recall search drops
  *    the answer of the search before it;
+ *  - Filter with only the session id text (filtering the sessions loaded) reads nothing and keeps
+ *    them; with another user id it reads the list again from its first page, the count saying so;
  *  - recall pages through `nextCursor` ("More hits") and marks the first mention; a next page
  *    refused as another release's cursor (`cursor_expired`) starts the same search again;
  *  - one page load is one state: the summary is read first and the log and history are cut at its
@@ -417,11 +419,63 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(users.length).toBeGreaterThan(0);
       expect(users.filter((u) => u !== 'user1')).toEqual([]);
       expect(users.length).toBe(ofUser1);
-      expect(await ui.page.locator('#session-count').innerText()).toBe(`${ofUser1} loaded, all listed`);
+      expect(await ui.page.locator('#session-count').innerText()).toBe(
+        `the user id filter changed; the list was read again from its first page: ${ofUser1} loaded, all listed`,
+      );
     } finally {
       held.open();
       ui.page.off('requestfinished', finished);
       await ui.page.unroute(/\/v1\/sessions\?.*cursor=/, hold);
+    }
+  });
+
+  // newcomer ncaudit72 F2: with more than a page loaded, Filter read the list again from its first page and the matches typed went.
+  itInPage('keeps the sessions loaded when Filter (or Enter) only has the session id text; reads again, saying so, for another user id', async () => {
+    const expected = await allSessions();
+    expect(expected.length).toBeGreaterThan(100);
+    // a session of the second page only: its id matches no session of the first
+    const wanted = expected[expected.length - 1];
+    expect(expected.slice(0, 100).filter((id) => id.includes(wanted))).toEqual([]);
+    await openList();
+    await ui.page.locator('#more').click();
+    await ui.page.locator('#more').waitFor({ state: 'hidden' });
+    const count = ui.page.locator('#session-count');
+    const all = `${expected.length} loaded, all listed`;
+    expect(await count.innerText()).toBe(all);
+    const reads: string[] = [];
+    const listRead = (r: { url(): string }) => void (/\/v1\/sessions\?/.test(r.url()) && reads.push(r.url()));
+    ui.page.on('request', listRead);
+    try {
+      const search = ui.page.locator('input[name=search]');
+      await search.fill(wanted);
+      const matching = `1 of ${expected.length} loaded match, all listed`;
+      expect(await count.innerText()).toBe(matching);
+      // Enter in the search text, then the Filter button: nothing read, the match stays, the count is said at once.
+      await search.press('Enter');
+      await ui.page.locator('form button[type=submit]', { hasText: 'Filter' }).click();
+      await ui.page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+      expect(reads).toEqual([]);
+      expect(await count.innerText()).toBe(matching);
+      expect(await count.getAttribute('aria-live')).toBeNull();
+      expect(await ui.page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')))).toEqual([wanted]);
+      // Another user id is the API's filter: the list is read again from its first page, the count saying so.
+      await ui.page.locator('input[name=userId]').fill('user1');
+      await ui.page.locator('input[name=userId]').press('Enter');
+      await count.filter({ hasText: 'filter changed' }).waitFor();
+      expect(reads).toHaveLength(1);
+      expect(new URL(reads[0]).searchParams.get('userId')).toBe('user1');
+      expect(new URL(reads[0]).searchParams.get('cursor')).toBeNull();
+      const ofUser1 = Array.from({ length: LISTED }, (_, i) => i).filter((i) => i % 3 === 1).length;
+      const shown = await ui.page.locator('#sessions tbody tr').count();
+      expect(await count.innerText()).toBe(
+        `the user id filter changed; the list was read again from its first page: ${shown} of ${ofUser1} loaded match, all listed`,
+      );
+      // Filter again with the same user id: nothing read.
+      await ui.page.locator('form button[type=submit]', { hasText: 'Filter' }).click();
+      await ui.page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+      expect(reads).toHaveLength(1);
+    } finally {
+      ui.page.off('request', listRead);
     }
   });
 

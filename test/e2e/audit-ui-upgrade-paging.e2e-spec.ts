@@ -262,12 +262,72 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     } finally {
       await ui.page.unroute(/\/v1\/erasures\?/);
     }
-    // newcomer ncui69 F9: "Go to revision" into an erased earlier life said the revision "has no row".
+    // newcomer ncui69 F9: "Go to revision" into an erased earlier life said the revision "has no row";
+    // newcomer ncaudit72 F1: of the two lives erased, the one that held it (it said "revisions 0–5").
     await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${REBORN}/r/2`);
     await ui.page.locator('#timeline li.target').waitFor();
-    expect(await ui.page.locator('#timeline-goto-status').innerText()).toMatch(
-      /^revision 2 was erased \(revisions 0–5, an earlier life of this session id\): went to revision 6, the first of this life \(row 1 of \d+\)$/,
+    expect(await ui.page.locator('#timeline-goto-status').innerText()).toBe(
+      `revision 2 was erased (revisions 0–3, an earlier life of this session id, erased ${utc(first)}): went to revision 6, the first of this life (row 1 of 2)`,
     );
     expect(await ui.page.locator('#timeline li.target').getAttribute('aria-posinset')).toBe('1');
+  });
+
+  // newcomer ncaudit72 F1: of a session id erased twice, "Go to revision 5" said "revisions 0–58" (both lives as one).
+  itInPage('"Go to revision" names the erased life that held the revision, with its revisions and when it was erased', async () => {
+    const TWICE = 'ua-erased-twice';
+    const ONCE = 'ua-erased-once';
+    const utc = (iso: string) => iso.replace('T', ' ').replace('Z', ' UTC');
+    const erase = async (sessionId: string) => (await ui.client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId } } })).data!.erasedAt;
+    // life 1: revisions 0–5; life 2: revisions 6–13; written again from revision 14.
+    await append(TWICE, turns('t1', 3));
+    const t1 = await erase(TWICE);
+    await append(TWICE, turns('t2', 4));
+    const t2 = await erase(TWICE);
+    await append(TWICE, turns('t3', 2));
+    await append(ONCE, turns('o1', 3));
+    await erase(ONCE);
+    await append(ONCE, turns('o2', 2));
+    const goTo = async (revision: number) => {
+      await ui.page.locator('#timeline-goto input[name=revision]').fill(String(revision));
+      await ui.page.locator('#timeline-goto button[type=submit]').click();
+      await ui.page.locator('#timeline-goto-status', { hasText: `revision ${revision} ` }).waitFor();
+      return ui.page.locator('#timeline-goto-status').innerText();
+    };
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${TWICE}`);
+    await ui.page.locator('#erased-lives').waitFor();
+    expect(await goTo(5)).toBe(
+      `revision 5 was erased (revisions 0–5, an earlier life of this session id, erased ${utc(t1)}): went to revision 14, the first of this life (row 1 of 4)`,
+    );
+    expect(await goTo(6)).toBe(
+      `revision 6 was erased (revisions 6–13, an earlier life of this session id, erased ${utc(t2)}): went to revision 14, the first of this life (row 1 of 4)`,
+    );
+    // A record written before records named their revisions: the revisions before this life, as before.
+    const unnamed = async (route: Route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { erasures: Array<Record<string, unknown>> };
+      const erasures = body.erasures.map((e) => (e.sessionId === TWICE && e.firstRevision === '0' ? { ...e, firstRevision: null, lastRevision: null } : e));
+      await route.fulfill({ response, json: { ...body, erasures } });
+    };
+    await ui.page.route(/\/v1\/erasures\?/, unnamed);
+    try {
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/`);
+      await ui.page.locator('#sessions').waitFor();
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${TWICE}`);
+      await ui.page.locator('#erased-lives', { hasText: 'revisions not recorded' }).waitFor();
+      expect(await goTo(5)).toBe(
+        'revision 5 was erased (revisions 0–13, an earlier life of this session id): went to revision 14, the first of this life (row 1 of 4)',
+      );
+      expect(await goTo(7)).toBe(
+        `revision 7 was erased (revisions 6–13, an earlier life of this session id, erased ${utc(t2)}): went to revision 14, the first of this life (row 1 of 4)`,
+      );
+    } finally {
+      await ui.page.unroute(/\/v1\/erasures\?/, unnamed);
+    }
+    // One erasure: as documented, the revisions before this life.
+    await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${ONCE}`);
+    await ui.page.locator('#erased-lives').waitFor();
+    expect(await goTo(5)).toBe(
+      'revision 5 was erased (revisions 0–5, an earlier life of this session id): went to revision 6, the first of this life (row 1 of 4)',
+    );
   });
 });

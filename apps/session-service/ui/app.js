@@ -911,9 +911,19 @@ const COUNT_QUIET_MS = 600;
 /** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
 const LIST_ESTIMATOR = 'cl100k_base';
 
+/** Said before the session list's count after Filter read it again because its user id changed. */
+const REFILTERED = 'the user id filter changed; the list was read again from its first page: ';
+
 /**
  * The session list. Its first page is read before anything on screen is replaced: when that read
  * fails, the page stays as it was and the error goes to the caller.
+ *
+ * Its two filters differ: "session id contains" filters the sessions loaded, on the page, as it is
+ * typed; the user id is the API's (`userId`), so a list of another user id is read from its first
+ * page. Filter (or Enter) reads the list again only when the user id differs from the one of the
+ * list on screen, the count then saying so ({@link REFILTERED}); else it reads nothing and says the
+ * count again: a read from the first page dropped the sessions loaded with "Load more", and the
+ * matches among them (newcomer ncaudit72 F2: `10 of 123 loaded match` became `0 of 100`).
  *
  * One read at a time counts: "Load more" is disabled and ignored while a page is being read, and
  * a filter (a fresh first page) drops the answer of any read started before it, so a page read
@@ -930,7 +940,10 @@ async function renderSessionList(isCurrent) {
   let generation = 0;
   /** Whether a page is being read (a "Load more" click is then ignored). */
   let reading = false;
-  /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
+  /**
+   * Said before the count while the list on screen is a paging started again ({@link pageOrRestart}),
+   * or was read again for another user id ({@link REFILTERED}); else empty.
+   */
   let restartedNote = '';
   /** The query (filters) of the list on screen, which "Load more" pages on; undefined before its first page. @type {URLSearchParams | undefined} */
   let pagedQuery;
@@ -1002,9 +1015,10 @@ async function renderSessionList(isCurrent) {
    * `false` for) an answer that a newer filter or another route made stale; throws the read's error
    * only while it is not stale.
    * @param {boolean} fresh
+   * @param {boolean} [refiltered] read for Filter because the user id changed (the count says so)
    * @returns {Promise<boolean>} whether the list now shows this read's page
    */
-  const load = async (fresh) => {
+  const load = async (fresh, refiltered = false) => {
     if (!fresh && reading) return false;
     const turn = fresh ? ++generation : generation;
     const stale = () => turn !== generation || !isCurrent();
@@ -1029,7 +1043,7 @@ async function renderSessionList(isCurrent) {
       if (stale()) return false;
       if (fresh || restarted) sessions = [];
       pagedQuery = query;
-      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
+      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : refiltered ? REFILTERED : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
       const listedBefore = new Set(listed);
       for (const s of page.sessions) {
@@ -1059,12 +1073,23 @@ async function renderSessionList(isCurrent) {
       }
     }
   };
-  /** @param {boolean} fresh */
-  const loadInPlace = (fresh) =>
-    load(fresh).then(
+  /** @param {boolean} fresh @param {boolean} [refiltered] */
+  const loadInPlace = (fresh, refiltered = false) =>
+    load(fresh, refiltered).then(
       (shown) => (shown ? clearBanner() : undefined),
-      (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
+      (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh, refiltered)),
     );
+  /**
+   * Filter (or Enter): the list read again from its first page only when the user id (the API's
+   * filter) differs from the list on screen's; else the loaded sessions stay, and the count is said
+   * now, not once typing pauses.
+   */
+  const filter = () => {
+    if (user.value.trim() !== (pagedQuery?.get('userId') ?? '')) return void loadInPlace(true, true);
+    clearTimeout(typing);
+    count.removeAttribute('aria-live');
+    draw();
+  };
   search.addEventListener('input', quietCount);
   await load(true);
   if (!isCurrent()) return;
@@ -1081,7 +1106,7 @@ async function renderSessionList(isCurrent) {
           class: 'inline',
           onsubmit: (e) => {
             e.preventDefault();
-            loadInPlace(true);
+            filter();
           },
         },
         search,
@@ -2170,9 +2195,11 @@ function scrollIntoList(list, row) {
  *   reading the page again to go to an event, and the event gone to when the page opens
  * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
  *   it (the "read again" of a page keeps the timeline's page); the first page without it
+ * @param {ErasedLives} [erased] the session id's erased earlier lives (written again after an
+ *   erasure): "Go to revision" into one names it ({@link revisionTarget})
  * @returns {Timeline}
  */
-function timeline(log, byId, select, timeTravel, from) {
+function timeline(log, byId, select, timeTravel, from, erased) {
   /** @type {LogEntry[]} */
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
@@ -2368,7 +2395,7 @@ function timeline(log, byId, select, timeTravel, from) {
    */
   const goToRevision = (asked) => {
     revision.value = String(asked);
-    const { index, text } = revisionTarget(rows, asked, lifeStart);
+    const { index, text } = revisionTarget(rows, asked, lifeStart, erased?.erasures);
     timeStatus.textContent = '';
     revisionStatus.textContent = text;
     if (index === undefined) {
@@ -2583,13 +2610,16 @@ function timeline(log, byId, select, timeTravel, from) {
  * end of this timeline (its last row is revision 262)`. Before `lifeStart`, the first revision of
  * a session id written again after an erasure, the revision was erased: `revision 5 was erased
  * (revisions 0–27, an earlier life of this session id): went to revision 28, the first of this
- * life` (newcomer ncui69 F9: it said "has no row").
+ * life` (newcomer ncui69 F9: it said "has no row"); of an id erased more than once, the erased life
+ * that held it ({@link erasedLifeText}): `revision 5 was erased (revisions 0–26, an earlier life of
+ * this session id, erased 2026-12-07 02:50:41.355 UTC): went to revision 59, the first of this life`.
  * @param {LogEntry[]} rows
  * @param {bigint} asked
  * @param {number} [lifeStart] the log's first revision (0, or after an erasure of the id, the first one written again)
+ * @param {Schemas['Erasure'][]} [erasures] the id's erasure records before `lifeStart` ({@link ErasedLives})
  * @returns {{ index: number | undefined, text: string }}
  */
-function revisionTarget(rows, asked, lifeStart = 0) {
+function revisionTarget(rows, asked, lifeStart = 0, erasures = []) {
   const index = firstRowFrom(rows, Number(asked));
   const row = rows[index];
   if (row === undefined) {
@@ -2603,9 +2633,30 @@ function revisionTarget(rows, asked, lifeStart = 0) {
     BigInt(row.revision) === asked
       ? `went to revision ${asked}`
       : asked < BigInt(lifeStart)
-        ? `revision ${asked} was erased (revisions 0–${lifeStart - 1}, an earlier life of this session id): went to revision ${row.revision}, the first of this life`
+        ? `revision ${asked} was erased (${erasedLifeText(erasures, asked, lifeStart)}): went to revision ${row.revision}, the first of this life`
         : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
+}
+
+/**
+ * The erased life of a session id that held revision `asked` (before `lifeStart`, where its
+ * current life starts), for "Go to revision": from the erasure record whose revisions hold it,
+ * `revisions 0–26, an earlier life of this session id, erased 2026-12-07 02:50:41.355 UTC` (of an
+ * id erased twice, revisions 0–58 were two lives: newcomer ncaudit72 F1). With one erased life (its
+ * record's revisions are all of 0 to `lifeStart` − 1), or no record naming revisions that hold it
+ * (not found among the latest erasures, unread, or written before records named their revisions):
+ * `revisions 0–58, an earlier life of this session id`.
+ * @param {Schemas['Erasure'][]} erasures @param {bigint} asked @param {number} lifeStart
+ * @returns {string}
+ */
+function erasedLifeText(erasures, asked, lifeStart) {
+  for (const e of erasures) {
+    if (e.firstRevision === null || e.lastRevision === null || asked < BigInt(e.firstRevision) || asked > BigInt(e.lastRevision)) continue;
+    // the only erased life: named as before, by the revisions before this life
+    if (e.firstRevision === '0' && BigInt(e.lastRevision) === BigInt(lifeStart) - 1n) break;
+    return `revisions ${e.firstRevision}–${e.lastRevision}, an earlier life of this session id, erased ${utcText(e.erasedAt) ?? revealedText(e.erasedAt)}`;
+  }
+  return `revisions 0–${lifeStart - 1}, an earlier life of this session id`;
 }
 
 /**
@@ -3677,6 +3728,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
       closeWindow: () => windowAt.clear(),
     },
     timelineAt,
+    erased,
   );
   timelineShown = logTimeline;
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
