@@ -6,6 +6,7 @@
  * archived ids in `archivedBecause`, so leaving out `keptIds` and `archivedIds` alone did not suffice.
  */
 import type { PublishedDecision } from './decision-feed-publisher';
+import { fitMembers } from './json-members-fit';
 
 /**
  * The members of a decision that are lists of event ids, growing with the session's window:
@@ -27,11 +28,6 @@ export const DECISION_IDENTITY: readonly string[] = ['compactionId', 'outcome', 
 
 const encoder = new TextEncoder();
 
-/** UTF-8 bytes of `value` as JSON. */
-function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
-}
-
 /**
  * The message body of `decision` (a feed message, {@link PublishedDecision}) in at most `limit`
  * bytes of UTF-8 (what the server's `max_payload` counts; the caller leaves room for headers):
@@ -48,24 +44,7 @@ function jsonBytes(value: unknown): number {
  * characters); when even they do not (a `limit` below that), that smallest form is returned. Pure.
  */
 export function fitDecisionPayload(decision: PublishedDecision, limit: number): Uint8Array {
-  const whole = encoder.encode(JSON.stringify(decision));
-  if (whole.length <= limit) return whole;
-  const members = Object.entries(decision.decision).filter(([, value]) => value !== undefined);
-  const present = new Set(members.map(([name]) => name));
-  const omitted = DECISION_ID_LISTS.filter((name) => present.has(name));
-  const kept = new Map(members.filter(([name]) => !omitted.includes(name)));
-  const encode = (): Uint8Array => encoder.encode(JSON.stringify({ ...decision, decision: { ...Object.fromEntries(kept), omitted } }));
-  let payload = encode();
-  if (payload.length <= limit) return payload;
-  const largestFirst = [...kept]
-    .filter(([name]) => !DECISION_IDENTITY.includes(name))
-    .map(([name, value]) => ({ name, bytes: jsonBytes(name) + 1 + jsonBytes(value) }))
-    .sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const { name } of largestFirst) {
-    kept.delete(name);
-    omitted.push(name);
-    payload = encode();
-    if (payload.length <= limit) return payload;
-  }
-  return payload;
+  return fitMembers(decision.decision, limit, { listsFirst: DECISION_ID_LISTS, neverOmitted: DECISION_IDENTITY }, (kept, omitted) =>
+    encoder.encode(JSON.stringify(omitted.length === 0 ? decision : { ...decision, decision: { ...kept, omitted } })),
+  );
 }

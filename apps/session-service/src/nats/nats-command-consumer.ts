@@ -84,6 +84,7 @@ import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-l
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { UnstoredAnswers } from './unstored-answers';
 import { MSG_ID_HEADER, readCommandHeaders, REPLY_TO_HEADER } from './nats-command-headers';
+import { answerPayload } from './answer-payload-fit';
 
 /**
  * Attempts of a command failing with a server-side error that is not transient (500 `internal`)
@@ -308,7 +309,6 @@ export class NatsCommandConsumer {
   private readonly leftoversWithoutAnswer = new FinishedSequences(1024);
   /** Commands found at or below the ack floor by the previous call of {@link removeLeftovers}: removed when found there again. */
   private leftoversSeen = new FinishedSequences(LEFTOVERS_PER_SWEEP);
-  private readonly encoder = new TextEncoder();
   private readonly replyRule: ReplyToRule;
 
   constructor(
@@ -1048,12 +1048,8 @@ export class NatsCommandConsumer {
     if (answer.kind) h.set('Command-Type', answer.kind);
     // What the erasure of the session tells this answer's life by (see nats-erasure).
     if (answer.basis) setAnswerBasisHeaders(h, answer.basis);
-    let payload = this.encoder.encode(JSON.stringify(answer.body));
-    if (payload.length > (this.nc.info?.max_payload ?? 1024 * 1024) - 4096) {
-      // A compaction of a huge window: its id lists and summary would exceed the server's max_payload (read them from the history).
-      const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
-      payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
-    }
+    // A compaction of a huge window: its id lists and summary would exceed the server's max_payload (read them from the history).
+    const payload = answerPayload(answer.body, (this.nc.info?.max_payload ?? 1024 * 1024) - 4096);
     if (!answer.address || !namesOneSession(answer.address)) return (await this.deliver(m, commandId, payload, h, null)).published;
     const { tenant, sessionId } = answer.address;
     const results = { subject: resultSubject(this.names.prefix, tenant, sessionId), msgId: resultMessageId(tenant, sessionId, commandId) };
