@@ -588,6 +588,9 @@ function promptRows(strategy, extractive = false) {
  */
 const SUPERSEDED_WHY = 'a superseded system message: a newer one replaced it; it was not sent to the model in the OpenAI rendering';
 
+/** Why a late answer's row is marked archived after the compaction that archived it: its "on arrival" note (newcomer ncaudit72 F3). */
+const ON_ARRIVAL_WHY = 'a late answer to a call that compaction had archived';
+
 /**
  * Whether a log entry is a stored system message that is not a notice (DESIGN §3.2). The pinned
  * one, the latest, is never archived: such a message a compaction archived was a superseded one,
@@ -689,14 +692,37 @@ function notSummarized(item, events) {
 }
 
 /**
+ * What a summary covers, for its label in a compaction's details: `covers 12 events`, and when it
+ * replaces an earlier summary (one of its `coveredIds`, archived by the pass), `covers 12 events and
+ * the summary it replaces`, as the summary's own text counts them (newcomer ncaudit72 F5: `covers 13
+ * events` above `… of 12 earlier events`). A covered id is a summary by the diff's Before (its type)
+ * or the pass's `archivedBecause` (`replacedSummaries`).
+ * @param {ReadonlyArray<string>} coveredIds @param {CompactionDiff} diff @param {ReadonlyMap<string, ArchiveReason>} reasons ({@link archiveReasons})
+ * @returns {string}
+ */
+function coversText(coveredIds, diff, reasons) {
+  const summaries = new Set(diff.before.events.filter((e) => e.type === 'summary').map((e) => e.id));
+  const replaced = coveredIds.filter((id) => summaries.has(id) || reasons.get(id) === 'replacedSummaries').length;
+  const events = `covers ${counted(coveredIds.length - replaced, 'event')}`;
+  if (replaced === 0) return events;
+  return `${events} and ${replaced === 1 ? 'the summary' : `the ${fmt(replaced)} summaries`} it replaces`;
+}
+
+/**
  * A compaction's "saved" in its details: `1,254 cl100k_base`, and when it archived superseded
  * system messages ({@link supersededOf}), how much of it they are (DESIGN §3.6 counts them: the
  * model was not sent them before the pass either): `1,254 cl100k_base, of which 1,254 for a
- * superseded system message …` (newcomer ncui69 F1, F3). Their tokens are the Before column's.
+ * superseded system message …` (newcomer ncui69 F1, F3). Their tokens are the Before column's. A pass that made the
+ * window larger saved 0 and says by how much it grew: `0 cl100k_base (the window grew by 15: …)`.
  * @param {CompactionItem} item @param {CompactionDiff} diff @param {ReadonlyArray<string>} superseded
  */
 function savedText(item, diff, superseded) {
-  const text = `${fmt(item.tokensSaved)} ${diff.estimator}`;
+  // savings are never negative (DESIGN §3.6): a pass whose summary cost more than it archived says the window grew (newcomer ncaudit72 F4)
+  const grew =
+    item.tokensAfter > item.tokensBefore
+      ? ` (the window grew by ${fmt(item.tokensAfter - item.tokensBefore)}: the summary costs more than what it archived)`
+      : '';
+  const text = `${fmt(item.tokensSaved)} ${diff.estimator}${grew}`;
   if (superseded.length === 0) return text;
   const ids = new Set(superseded);
   const tokens = diff.before.events.reduce((sum, e) => sum + (ids.has(e.id) && e.change === 'archived' ? e.tokens : 0), 0);
@@ -2015,6 +2041,8 @@ function timelineRow(entry, byId, select, events) {
             event.text ? excerpt(event.text, 'div') : null,
             ...(event.toolCalls ?? []).map((/** @type {any} */ c) => h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')')),
           ];
+    // a late answer archived when it arrived (newcomer ncaudit72 F3: the row read only "archived by", as if by a pass before it)
+    const onArrival = entry.archived && entry.archivedBy ? byId.get(entry.archivedBy)?.archivedOnArrival.find((a) => a.eventId === entry.eventId) : undefined;
     return h(
       'li',
       { class: entry.archived ? 'archived' : '', 'data-event': entry.eventId },
@@ -2023,6 +2051,7 @@ function timelineRow(entry, byId, select, events) {
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
       entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       entry.archived && entry.archivedBy && isStoredSystem(entry) ? h('span', { class: 'muted superseded-note' }, ` ${SUPERSEDED_WHY}`) : null,
+      onArrival ? h('span', { class: 'muted on-arrival-note' }, ` on arrival, at revision ${onArrival.revision}: ${ON_ARRIVAL_WHY}`) : null,
       h('div', { class: 'preview' }, lines),
     );
   }
@@ -2246,8 +2275,7 @@ function timeline(log, byId, select, timeTravel, from, erased) {
     item.classList.toggle('archived', !later);
     const link = /** @type {HTMLElement | null} */ (item.querySelector('.archived-by'));
     if (link) link.hidden = later;
-    const note = /** @type {HTMLElement | null} */ (item.querySelector('.superseded-note'));
-    if (note) note.hidden = later;
+    for (const note of /** @type {NodeListOf<HTMLElement>} */ (item.querySelectorAll('.superseded-note, .on-arrival-note'))) note.hidden = later;
     item.querySelector('.archived-later')?.remove();
     if (later && !after) link?.after(h('span', { class: 'badge archived-later' }, `archived later, at revision ${at}`));
   };
@@ -2420,7 +2448,16 @@ function timeline(log, byId, select, timeTravel, from, erased) {
         onsubmit: (e) => {
           e.preventDefault();
           const typed = revision.value.trim();
-          goToRevision(/^\d+$/.test(typed) ? BigInt(typed) : BigInt(Math.trunc(Number(typed))));
+          if (/^\d+$/.test(typed)) return goToRevision(BigInt(typed));
+          // the number box takes 1e3 or 1.0 too: refused as the link #/s/<id>/r/<revision> refuses it (newcomer ncaudit72 F8: it went to "revision 1000")
+          clearTarget();
+          timeTravel.closeWindow();
+          timeStatus.textContent = '';
+          const meant = Number(typed);
+          revisionStatus.replaceChildren(
+            stored(typed),
+            ` is not a revision: a revision is a whole number from 0, in digits${Number.isSafeInteger(meant) && meant >= 0 ? ` (type ${meant})` : ''}; no row marked`,
+          );
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -2911,7 +2948,7 @@ function diffView(sessionId, diff, item, close, events) {
           'div',
           // A scroll box: a named region and a Tab stop, so the keyboard can scroll it.
           { class: 'summary-text', id: 'summary-text', role: 'region', tabindex: '0', 'aria-labelledby': 'summary-label' },
-          h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
+          h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (${coversText(item.summary.coveredIds, diff, reasons)}):`),
           notSummarized(item, events),
           stored(item.summary.text, 'div'),
         )
@@ -3093,7 +3130,8 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
   let reads = 0;
   const heading = h('h2', { id: 'window-at-heading', tabindex: '-1' }, 'Window at a revision');
   const status = h('p', { id: 'window-at-status', role: 'status' });
-  const list = h('ol', { class: 'timeline', id: 'window-at-list', tabindex: '0', 'aria-label': 'Window at a revision: nothing shown' });
+  // A scroll box, a Tab stop only while it shows a window (newcomer ncaudit72 F7: empty, it was a stop showing nothing).
+  const list = h('ol', { class: 'timeline', id: 'window-at-list', 'aria-label': 'Window at a revision: nothing shown' });
   const intro = h(
     'p',
     { class: 'muted', id: 'window-at-intro' },
@@ -3126,6 +3164,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
     heading.textContent = 'Window at a revision';
     status.textContent = '';
     list.replaceChildren();
+    list.removeAttribute('tabindex');
     list.setAttribute('aria-label', 'Window at a revision: nothing shown');
     choice.hidden = true;
     close.hidden = true;
@@ -3159,6 +3198,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
         : items.map((/** @type {Schemas['WindowEvent']} */ e, /** @type {number} */ i) => windowEventRow(e, window.estimator, compactionHref, roles[i])),
     );
     if (items.length === 0) list.append(h('li', { class: 'muted' }, 'the window was empty'));
+    list.setAttribute('tabindex', '0');
     choice.hidden = false;
     close.hidden = false;
     intro.hidden = true;
@@ -3184,6 +3224,7 @@ function windowAtPanel(path, estimator, compactionHref, onShown, onOpen = () => 
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
       heading.textContent = `Window at revision ${revision}`;
       list.replaceChildren();
+      list.removeAttribute('tabindex');
       status.replaceChildren(errorBox(`The window at revision ${revision} could not be read`, err, () => void read()));
       close.hidden = false;
       onShown(undefined);
@@ -3408,7 +3449,9 @@ function recallBox(sessionId, known) {
         : 'Searches every session of the tenant.';
   };
   sayScope();
-  const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits', tabindex: '0' });
+  // A scroll box, a Tab stop only while it holds hits (newcomer ncaudit72 F7: before a search it was a stop showing nothing).
+  const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits' });
+  const syncStop = () => (results.querySelector('li[data-event]') ? results.setAttribute('tabindex', '0') : results.removeAttribute('tabindex'));
   // A live region, always in the page (one shown only when it has words is not reliably announced).
   const status = h('p', { class: 'muted', id: 'recall-status', role: 'status' });
   const more = /** @type {HTMLButtonElement} */ (
@@ -3498,6 +3541,7 @@ function recallBox(sessionId, known) {
       const firstNew = first ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
+      syncStop();
       cursor = answer.nextCursor;
       more.hidden = !cursor;
       const where = recallScope(sent);
@@ -3519,6 +3563,7 @@ function recallBox(sessionId, known) {
             errorBox('The search failed', err, () => void page(how)),
           ),
         );
+        syncStop();
         more.hidden = true;
         status.textContent = '';
       } else
@@ -3683,7 +3728,15 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
         c.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'still fires') : null,
       ),
       h('td', {}, c.strategy.type),
-      h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`, h('span', { class: 'unit' }, ` ${c.estimator}`)),
+      // "14,990 →" and "1,854" each kept whole, the line free to break between them (newcomer ncaudit72 F6: 4 px past the panel)
+      h(
+        'td',
+        { class: 'num figures' },
+        h('span', {}, `${fmt(c.tokensBefore)} →`),
+        ' ',
+        h('span', {}, fmt(c.tokensAfter)),
+        h('span', { class: 'unit' }, ` ${c.estimator}`),
+      ),
       h(
         'td',
         {
