@@ -44,6 +44,18 @@ describe('a write is written in the life its session was in when it arrived (pip
     await h.http().post(`/v1/sessions/${sessionId}/events`).set('Content-Type', 'application/json').send(user(id)).expect(201);
   };
 
+  /**
+   * Appends `body` (an event over the projector's LARGE_BATCH_TEXT) to `sessionId` and waits (at most 40 s, within the test's 60 s) until its log
+   * reads: that batch is projected in the worker thread for large batches, which under ts-node first compiles the
+   * projector (seconds on a loaded machine: a read waiting for it answered 503 after 10 s in a CI run at load 8). Started
+   * here, the worker stays up for the test's own large batch, so its reads wait for the projection alone.
+   */
+  const largeBatchWorkerStarted = async (sessionId: string, body: string): Promise<void> => {
+    await h.http().post(`/v1/sessions/${sessionId}/events`).set('Content-Type', 'application/json').send(body).expect(201);
+    for (const until = Date.now() + 40_000; (await h.http().get(`/v1/sessions/${sessionId}/events`)).status !== 200;)
+      if (Date.now() > until) throw new Error(`the large event of ${sessionId} was not projected within 40 s`);
+  };
+
   const loggedIds = async (sessionId: string): Promise<string[]> => {
     const log = await h.http().get(`/v1/sessions/${sessionId}/events`).expect(200);
     return (log.body.events as { eventId?: string }[]).map((e) => e.eventId ?? '');
@@ -146,9 +158,10 @@ describe('a write is written in the life its session was in when it arrived (pip
   ])('reads a DELETE pipelined behind a held request with a large body (%s) as it arrives: it erases the life it arrived in', async (framing, bodyRequest) => {
     const id = `p6-${framing.toLowerCase()}`;
     await h.http().post(`/v1/sessions/${id}/events`).set('Content-Type', 'application/json').send(user('old')).expect(201);
+    const large = JSON.stringify({ events: [{ id: 'large', type: 'user', text: 'word '.repeat(60_000) }] });
+    await largeBatchWorkerStarted(`warm-${id}`, large);
     const held = holdAppendsTo(`slow-${id}`);
     const c = connect();
-    const large = JSON.stringify({ events: [{ id: 'large', type: 'user', text: 'word '.repeat(60_000) }] });
     c.send(
       requestBytes('POST', `/v1/sessions/slow-${id}/events`, user('s6')) +
         bodyRequest(`/v1/sessions/large-${id}/events`, large) +
