@@ -202,6 +202,46 @@ describeWithChromium('audit page: on-arrival rows, summary labels, long values, 
     }
   });
 
+  // ncrecheck72 F1: a 250-character event id (ids may have 256) scrolled the timeline, the compaction's diff, the window at
+  // a revision and the recall hits sideways (all show ids as .stored text; the recall hits are not measured here).
+  itInPage('wraps a long event id: the timeline, the compaction diff, and the window at a revision scroll no panel sideways', async () => {
+    const sessionId = 'long-event-id';
+    const longId = 'i'.repeat(250);
+    await ui.client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId } },
+      body: {
+        events: [
+          { id: longId, type: 'system', text: 'sys' },
+          { id: 'u1', type: 'user', text: 'hello' },
+          { id: 'a1', type: 'assistant', text: 'x' },
+          { id: 'u2', type: 'user', text: 'more' },
+          { id: 'a2', type: 'assistant', text: 'ok' },
+        ],
+      },
+    });
+    const { data } = await ui.client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path: { sessionId } },
+      body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    await ui.page.setViewportSize({ width: 1280, height: 900 });
+    try {
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}`);
+      await ui.page.locator('#timeline li').first().waitFor();
+      expect(await ui.page.locator('#timeline').innerText()).toContain(longId);
+      const boxes = [await overflow(ui.page, '#timeline')];
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}/c/${data!.compactionId}`);
+      await ui.page.locator(`#diff[data-compaction="${data!.compactionId}"] #summary-label`).waitFor();
+      boxes.push(await overflow(ui.page, '#diff'));
+      await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${sessionId}/r/0`);
+      await ui.page.locator('#window-at-list li').first().waitFor();
+      boxes.push(await overflow(ui.page, '#window-at-list'));
+      expect(boxes).toEqual(boxes.map(({ selector }) => ({ selector, past: 0 })));
+    } finally {
+      await ui.page.setViewportSize(PAGE_VIEWPORT);
+    }
+  });
+
   // ncaudit72 F7: before a revision was chosen, and before a search, the lists were Tab stops showing nothing.
   itInPage('makes the empty "Window at a revision" and recall hits lists no Tab stops, and each one once it shows something', async () => {
     await ui.page.goto(`${ui.harness.baseUrl}/ui#/s/${LATE}`);
