@@ -182,6 +182,45 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
     expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'again', erasedEvents: 2, firstRevision: '0', lastRevision: '1' }));
   });
 
+  it('is finished by a replica restarted after the life written since (through a replica that never held the deleted one): its sweep looks from its last sweep before the restart (newcomer ncsweep72 F2)', async () => {
+    const { a, db } = replicas;
+    const env = { DATABASE_URL: db.url };
+    let d = await startService({ env });
+    let c: Harness | undefined;
+    try {
+      // D's sweep has looked at every session active so far (its checkpoint in its read models)
+      await d.service.app.get(InterruptedErasureSweep).sweep();
+      await writtenThenDeleted(a, d, 'fourth', ['o1', 'o2'], 'quokkaword');
+      c = await startService({ env });
+      const next = await c
+        .http()
+        .post('/v1/sessions/fourth/events')
+        .send(events(['n1'], 'new'))
+        .expect(201);
+      const at = next.body.position as string;
+      // D projects the new life over the deleted one it holds, then restarts before its next sweep (a replaced pod, A never back)
+      await d.http().get(`/v1/sessions/fourth?minPosition=${at}`).expect(200);
+      await d.stop();
+      d = await startService({ env, dataDir: d.dataDir });
+      await d.service.app.get(InterruptedErasureSweep).sweep();
+      let record: { sessionId: string; position: string } | undefined;
+      for (const until = Date.now() + 15_000; !record && Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        const res = await d.http().get('/v1/erasures').expect(200);
+        record = (res.body.erasures as Array<{ sessionId: string; position: string }>).find((e) => e.sessionId === 'fourth');
+      }
+      expect(record).toBeDefined();
+      for (const h of [a, c, d]) {
+        expect(await windowIds(h, 'fourth', record!.position)).toEqual(['n1']);
+        expect(await recallIds(h, 'quokkaword', record!.position)).toEqual([]);
+      }
+    } finally {
+      for (const h of [c, d]) {
+        await h?.stop();
+        if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
+      }
+    }
+  });
+
   it("is finished by a replica's sweep when the life written since went through a replica that never held the deleted one (newcomer ncrecheck71 R1)", async () => {
     const { a, b, db } = replicas;
     await writtenThenDeleted(a, b, 'third', ['o1', 'o2'], 'wombatword');

@@ -23,6 +23,14 @@ export const ERASURE_SWEEP_INTERVAL_MS = 60_000;
 /** Deleted streams a sweep looks up in the read models between two turns of the event loop. */
 const SWEEP_LOOKUPS_PER_TURN = 1_000;
 
+/**
+ * The read models' checkpoint row of the sweep (`projector_checkpoints`): the read models' checkpoint when the last
+ * sweep that looked at every session active since the one before began, so that a restarted replica looks from there
+ * (newcomer ncsweep72 F2: a replica restarted after a new life was written over an interrupted erasure never looked at
+ * that session again). Dropped with the read models on a rebuild, which holds no deleted event.
+ */
+export const ERASURE_SWEEP_CHECKPOINT = 'erasure-sweep';
+
 /** How many finished records' positions a replica remembers, so that it logs each once. */
 const LOGGED_RECORDS_KEPT = 1_000;
 
@@ -106,8 +114,9 @@ export class InterruptedErasureSweep {
    */
   start(intervalMs = ERASURE_SWEEP_INTERVAL_MS): void {
     if (!this.store.logCopy || this.timer || this.stopped) return;
-    // sessions written again while this process was down, or since its start, are looked at by the first sweep
-    this.activeAfter ??= this.projector.checkpoint();
+    // sessions active since this replica's last sweep (before a restart too: its checkpoint), or since its start, are looked at by the first sweep
+    const swept = this.projector.store.readCheckpoint(ERASURE_SWEEP_CHECKPOINT);
+    this.activeAfter ??= swept > 0n ? swept : this.projector.checkpoint();
     const run = () =>
       void this.sweep().catch((err: unknown) =>
         this.logger.warn(`looking for erasures interrupted after their deletion failed (tried again in ${intervalMs / 1000} s): ${String(err)}`),
@@ -168,11 +177,14 @@ export class InterruptedErasureSweep {
     const finished: FinishedErasure[] = [];
     try {
       for (const { tenantId, sessionId } of active) {
-        if (this.stopped) break;
+        // stopped before it looked at them all: the next start looks from the last complete sweep
+        if (this.stopped) return finished;
         const incarnation = await this.store.streamIncarnation(sessionStream(sessionKey(tenantId, sessionId)));
         const done = await this.finishHeld(tenantId, sessionId, incarnation);
         if (done) finished.push(done);
       }
+      // Every session active before this sweep began is looked at: a restart looks from here (a busy file: the next sweep records it).
+      this.projector.store.tryWriteCheckpoint(ERASURE_SWEEP_CHECKPOINT, this.activeAfter);
     } catch (err) {
       // the store failed: the next sweep looks at these sessions again
       this.activeAfter = after;
