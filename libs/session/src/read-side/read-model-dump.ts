@@ -1,6 +1,6 @@
 import { READ_MODEL_TABLES } from './read-model-schema';
 import { RECALL_TENANTS_TABLE, recallIndexTables } from './recall-index-tables';
-import type { ReadModelStore } from './read-model-store';
+import { ERASURE_SWEEP_CHECKPOINT, type ReadModelStore } from './read-model-store';
 
 /**
  * Every row of every read model, in a stable order, as plain JSON-able values (bigint integers
@@ -10,7 +10,9 @@ import type { ReadModelStore } from './read-model-store';
  * A tenant's recall indexes are dumped by tenant id (`recall_fts:<tenantId>`,
  * `recall_trigram:<tenantId>`: rowid and body), only when they hold rows; `recall_tenants` is not
  * dumped: its index ids are the order tenants were first indexed in, and a tenant's erased
- * sessions leave its (empty) tables, which a rebuild from the log without them does not make.
+ * sessions leave its (empty) tables, which a rebuild from the log without them does not make. Nor
+ * is the erasure sweep's checkpoint row ({@link ERASURE_SWEEP_CHECKPOINT}): it says how far a
+ * replica's sweeps looked, not what the log holds.
  */
 export function dumpReadModels(store: ReadModelStore): Record<string, unknown[]> {
   const dump: Record<string, unknown[]> = {};
@@ -19,6 +21,7 @@ export function dumpReadModels(store: ReadModelStore): Record<string, unknown[]>
       Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : value])),
     );
   for (const table of READ_MODEL_TABLES) if (table !== RECALL_TENANTS_TABLE) dump[table] = rowsOf(`SELECT * FROM ${table} ORDER BY 1, 2`);
+  dump.projector_checkpoints = dump.projector_checkpoints?.filter((row) => (row as { projector?: unknown }).projector !== ERASURE_SWEEP_CHECKPOINT);
   const tenants = store.db.prepare(`SELECT id, tenant_id AS tenantId FROM ${RECALL_TENANTS_TABLE} ORDER BY tenant_id`).all() as Array<{
     id: number;
     tenantId: string;

@@ -36,6 +36,13 @@ export interface ReadModelRebuild {
   startedAt: string;
 }
 
+/**
+ * The `projector_checkpoints` row of the interrupted-erasure sweep (write-side/interrupted-erasures): the read models'
+ * checkpoint when the replica's last sweep that looked at every session active since the one before began, so that a
+ * restarted replica looks from there (newcomer ncsweep72 F2). Not derived from the log: a rebuild drops it.
+ */
+export const ERASURE_SWEEP_CHECKPOINT = 'erasure-sweep';
+
 /** The checkpoint of a projector and what identifies its event (see {@link ReadModelStore.readCheckpointEvent}). */
 export interface CheckpointEvent {
   /** The last global position applied (bigint), 0n when none. */

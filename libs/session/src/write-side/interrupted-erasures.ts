@@ -14,6 +14,7 @@ import type { EventStore } from '@lib/event-store';
 import { SESSION_STREAM_PREFIX, sessionKey, sessionStream } from '../events/session-stream-events';
 import { loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionProjector } from '../read-side/session-projector';
+import { ERASURE_SWEEP_CHECKPOINT } from '../read-side/read-model-store';
 import { COMMAND_EVENT_STORE } from '../tokens';
 import { EraseSessionHandler } from './erase-session';
 
@@ -22,14 +23,6 @@ export const ERASURE_SWEEP_INTERVAL_MS = 60_000;
 
 /** Deleted streams a sweep looks up in the read models between two turns of the event loop. */
 const SWEEP_LOOKUPS_PER_TURN = 1_000;
-
-/**
- * The read models' checkpoint row of the sweep (`projector_checkpoints`): the read models' checkpoint when the last
- * sweep that looked at every session active since the one before began, so that a restarted replica looks from there
- * (newcomer ncsweep72 F2: a replica restarted after a new life was written over an interrupted erasure never looked at
- * that session again). Dropped with the read models on a rebuild, which holds no deleted event.
- */
-export const ERASURE_SWEEP_CHECKPOINT = 'erasure-sweep';
 
 /** How many finished records' positions a replica remembers, so that it logs each once. */
 const LOGGED_RECORDS_KEPT = 1_000;
