@@ -7,7 +7,7 @@
  * simulated by deleting the stream through the store, as the erasure's first write does.
  */
 import * as fs from 'node:fs';
-import { COMMAND_EVENT_STORE, InterruptedErasureSweep, sessionKey, sessionStream } from '@lib/session';
+import { COMMAND_EVENT_STORE, EraseSessionHandler, InterruptedErasureSweep, sessionKey, sessionStream } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { describeUnlessSkipped, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
 import { usePostgresReplicas } from '../support/postgres-replicas';
@@ -35,6 +35,14 @@ async function writtenThenDeleted(writer: Harness, reader: Harness, sessionId: s
     .get(`/v1/sessions/${sessionId}?minPosition=${written.body.position as string}`)
     .expect(200);
   await deleteWithoutRecord(writer, sessionId);
+}
+
+/**
+ * Makes replica `h` write new lives as builds before 2026-12-07 did: one whose read models hold no
+ * row of the deleted life leaves its missing record to the other replicas' sweeps.
+ */
+function asBuildBeforeRecordingUnheldLives(h: Harness): void {
+  jest.spyOn(h.service.app.get(EraseSessionHandler), 'finishInterruptedNotHeld').mockResolvedValue(null);
 }
 
 /** The ids of the session's active window on `h`, read at `minPosition` (decimal text). */
@@ -103,6 +111,30 @@ describe.each([
       .get(`/v1/erasures?minPosition=${next.body.position as string}`)
       .expect(200);
     expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'anew', erasedEvents: 2, lastRevision: '1' }));
+    expect(await h.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
+  });
+
+  it('is finished before a policy set on the session begins its new life (the policy is its first event)', async () => {
+    const h: Harness = service;
+    const written = await h
+      .http()
+      .post('/v1/sessions/ruled/events')
+      .send(events(['o1', 'o2'], 'ibexword old'))
+      .expect(201);
+    await h.projected(written.body.position as string);
+    await deleteWithoutRecord(h, 'ruled');
+    const set = await h
+      .http()
+      .put('/v1/sessions/ruled/policy')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 5 } })
+      .expect(200);
+    const at = set.body.position as string;
+    const session = await h.http().get(`/v1/sessions/ruled?minPosition=${at}`).expect(200);
+    expect(session.body).toMatchObject({ eventCount: 0 });
+    expect(await windowIds(h, 'ruled', at)).toEqual([]);
+    expect(await recallIds(h, 'ibexword', at)).toEqual([]);
+    const erasures = await h.http().get(`/v1/erasures?minPosition=${at}`).expect(200);
+    expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'ruled', erasedEvents: 2, firstRevision: '0', lastRevision: '1' }));
     expect(await h.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
   });
 
@@ -182,7 +214,7 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
     expect(erasures.body.erasures).toContainEqual(expect.objectContaining({ sessionId: 'again', erasedEvents: 2, firstRevision: '0', lastRevision: '1' }));
   });
 
-  it('is finished by a replica restarted after the life written since (through a replica that never held the deleted one): its sweep looks from its last sweep before the restart (newcomer ncsweep72 F2)', async () => {
+  it('is finished by a replica restarted after the life written since (through a replica of an earlier build that never held the deleted one): its sweep looks from its last sweep before the restart (newcomer ncsweep72 F2)', async () => {
     const { a, db } = replicas;
     const env = { DATABASE_URL: db.url };
     let d = await startService({ env });
@@ -192,6 +224,7 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
       await d.service.app.get(InterruptedErasureSweep).sweep();
       await writtenThenDeleted(a, d, 'fourth', ['o1', 'o2'], 'quokkaword');
       c = await startService({ env });
+      asBuildBeforeRecordingUnheldLives(c);
       const next = await c
         .http()
         .post('/v1/sessions/fourth/events')
@@ -221,11 +254,12 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
     }
   });
 
-  it("is finished by a replica's sweep when the life written since went through a replica that never held the deleted one (newcomer ncrecheck71 R1)", async () => {
+  it("is finished by a replica's sweep when the life written since went through a replica of an earlier build that never held the deleted one (newcomer ncrecheck71 R1)", async () => {
     const { a, b, db } = replicas;
     await writtenThenDeleted(a, b, 'third', ['o1', 'o2'], 'wombatword');
     // a replica started after the deletion (a replaced pod): its read models never held the deleted life
     const c = await startService({ env: { DATABASE_URL: db.url } });
+    asBuildBeforeRecordingUnheldLives(c);
     try {
       const next = await c
         .http()
@@ -241,6 +275,71 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
         expect(await windowIds(h, 'third', finished[0].position)).toEqual(['n1']);
         expect(await recallIds(h, 'wombatword', finished[0].position)).toEqual([]);
       }
+    } finally {
+      await c.stop();
+      fs.rmSync(c.dataDir, { recursive: true, force: true });
+    }
+  });
+  it('is finished before the first event of a life written through a replica that never held the deleted one, so no replica shows them merged (newcomer ncsweep72 F1)', async () => {
+    const { a, b, db } = replicas;
+    // a first life erased as it should be, then a second one deleted without its record
+    await a
+      .http()
+      .post('/v1/sessions/fifth/events')
+      .send(events(['f1'], 'first'))
+      .expect(201);
+    await a.http().delete('/v1/sessions/fifth').expect(200);
+    await writtenThenDeleted(a, b, 'fifth', ['o1', 'o2'], 'tapirword');
+    // a replica started after the deletion (a replaced pod): its read models never held the deleted life
+    const c = await startService({ env: { DATABASE_URL: db.url } });
+    try {
+      const next = await c
+        .http()
+        .post('/v1/sessions/fifth/events')
+        .send(events(['n1'], 'new'))
+        .expect(201);
+      const at = next.body.position as string;
+      // no sweep: B, which held the deleted life, reads the new one alone as soon as it has projected it
+      for (const h of [a, b, c]) {
+        expect(await windowIds(h, 'fifth', at)).toEqual(['n1']);
+        expect(await recallIds(h, 'tapirword', at)).toEqual([]);
+      }
+      const erasures = await c.http().get(`/v1/erasures?minPosition=${at}`).expect(200);
+      const lives = (erasures.body.erasures as Array<{ sessionId: string }>).filter((e) => e.sessionId === 'fifth');
+      expect(lives).toEqual([
+        expect.objectContaining({ erasedEvents: 2, firstRevision: '1', lastRevision: '2', requestedBy: null }),
+        expect.objectContaining({ erasedEvents: 1, firstRevision: '0', lastRevision: '0' }),
+      ]);
+      for (const h of [a, b, c]) expect(await h.service.app.get(InterruptedErasureSweep).sweep()).toEqual([]);
+    } finally {
+      await c.stop();
+      fs.rmSync(c.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes no record when the erasure wrote its own, for a life written again through a replica that never held the erased one', async () => {
+    const { a, db } = replicas;
+    await a
+      .http()
+      .post('/v1/sessions/sixth/events')
+      .send(events(['s1', 's2'], 'old'))
+      .expect(201);
+    await a.http().delete('/v1/sessions/sixth').expect(200);
+    const c = await startService({ env: { DATABASE_URL: db.url } });
+    try {
+      const next = await c
+        .http()
+        .post('/v1/sessions/sixth/events')
+        .send(events(['n1'], 'new'))
+        .expect(201);
+      const erasures = await c
+        .http()
+        .get(`/v1/erasures?minPosition=${next.body.position as string}`)
+        .expect(200);
+      expect((erasures.body.erasures as Array<{ sessionId: string }>).filter((e) => e.sessionId === 'sixth')).toEqual([
+        expect.objectContaining({ erasedEvents: 2, firstRevision: '0', lastRevision: '1' }),
+      ]);
+      expect(await windowIds(c, 'sixth', next.body.position as string)).toEqual(['n1']);
     } finally {
       await c.stop();
       fs.rmSync(c.dataDir, { recursive: true, force: true });

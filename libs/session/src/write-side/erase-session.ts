@@ -284,6 +284,50 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   }
 
   /**
+   * Finishes the erasure of the life of session `sessionId` (of `tenantId`) deleted up to revision
+   * `incarnation` − 1 (bigint, > 0n) when it stopped before its record and this replica's read models
+   * hold no row of it: called before the first event of the session's next life is appended
+   * through a replica started after that life was deleted (a replaced pod; newcomer ncsweep72 F1:
+   * the replicas that held the deleted events showed them merged into the new life until their
+   * next sweep, up to a minute). The session's records are read ({@link erasuresOfSession}); when
+   * none closes that life and none arrives within the record wait (an erasure still writing its
+   * own), the record is written here, with no `requestedBy`, counting the life from the revision
+   * after the session's previous record (0 without one) and with `lastPosition` the log's head read
+   * before it (every event of the session up to there is of a deleted life: the new one is not
+   * written yet). Every replica's projector then erases the rows of those revisions.
+   * Returns the record of that life and whether this call wrote it, or null when the session's
+   * records leave that life's first revision unknown (a record without `lastRevision`, or one of an
+   * earlier life ending at that same revision: logs of builds before e92296e; a replica holding the
+   * rows finishes it by its sweep).
+   */
+  async finishInterruptedNotHeld(tenantId: string, sessionId: string, incarnation: bigint): Promise<{ record: ErasureRecord; written: boolean } | null> {
+    const lastRevision = incarnation - 1n;
+    const head = await this.store.headPosition();
+    const records = await this.erasuresOfSession(tenantId, sessionId);
+    const closing = records.find((r) => r.data.lastRevision === lastRevision.toString());
+    if (closing) return { record: closing, written: false };
+    if (records.some((r) => r.data.lastRevision === undefined)) return null;
+    const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, head);
+    if (waited.record) return { record: waited.record, written: false };
+    const firstRevision = records.reduce((first, r) => {
+      const after = BigInt(r.data.lastRevision!) + 1n;
+      return after > first ? after : first;
+    }, 0n);
+    const record = await this.recordOnce(
+      tenantId,
+      {
+        sessionId,
+        erasedEvents: Number(lastRevision - firstRevision + 1n),
+        erasedAt: new Date().toISOString(),
+        lastPosition: head.toString(),
+        lastRevision: lastRevision.toString(),
+      },
+      waited.tailPosition,
+    );
+    return { record, written: record.position > head };
+  }
+
+  /**
    * The record of the erasure `command` resends under its client's request id, or null when it is
    * not a resend (also, at once and without a read, when it carries no client-chosen request id).
    * Loads the session's erasure records and decides ({@link decideResentErasure}); when the life

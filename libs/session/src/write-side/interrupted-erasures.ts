@@ -11,6 +11,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Database from 'better-sqlite3';
 import type { EventStore } from '@lib/event-store';
+import type { StoredErasure } from '../decider/resent-erasure';
 import { SESSION_STREAM_PREFIX, sessionKey, sessionStream } from '../events/session-stream-events';
 import { loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionProjector } from '../read-side/session-projector';
@@ -189,13 +190,19 @@ export class InterruptedErasureSweep {
   /**
    * Before the first event of a new life of session `sessionId` is appended (the stream was
    * deleted at `incarnation` − 1; bigint), finishes the erasure of the life before when it was
-   * interrupted and this replica still holds rows of it, so that the new life is never shown merged
-   * with the deleted one (on PostgreSQL a stream written again is no longer marked deleted, so the
-   * sweep would not find it). A local read-model query when nothing is left of that life, the
-   * usual case; up to the record wait (2 s) when another erasure is still writing its record.
+   * interrupted, so that the new life is never shown merged with the deleted one on any replica (on
+   * PostgreSQL a stream written again is no longer marked deleted, so the sweep would not find it
+   * at once). When this replica holds rows of that life, as {@link finishHeld}; when it holds none
+   * (it started after the deletion: newcomer ncsweep72 F1), it reads the session's erasure records
+   * ({@link EraseSessionHandler.finishInterruptedNotHeld}) and writes the missing one. The usual case,
+   * an erasure that wrote its record: a local read-model query, then a read of the records (the
+   * erasure stream's tail past the read models' checkpoint, and one store read per earlier record
+   * of the session). Up to the record wait (2 s) when no record closes the life yet.
+   * @throws what the store throws: the append fails and nothing of it is written.
    */
   async finishBeforeNewLife(tenantId: string, sessionId: string, incarnation: bigint): Promise<void> {
-    await this.finishHeld(tenantId, sessionId, incarnation);
+    if (loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) await this.finishHeld(tenantId, sessionId, incarnation);
+    else this.logFinished(tenantId, sessionId, await this.erasures.finishInterruptedNotHeld(tenantId, sessionId, incarnation));
   }
 
   /**
@@ -206,7 +213,11 @@ export class InterruptedErasureSweep {
    */
   private async finishHeld(tenantId: string, sessionId: string, incarnation: bigint): Promise<FinishedErasure | null> {
     if (incarnation === 0n || !loggedLifeUpTo(this.projector.store, tenantId, sessionId, incarnation - 1n)) return null;
-    const done = await this.erasures.finishInterrupted(tenantId, sessionId, incarnation);
+    return this.logFinished(tenantId, sessionId, await this.erasures.finishInterrupted(tenantId, sessionId, incarnation));
+  }
+
+  /** Logs the erasure `done` finished (once per record in this process) and answers it, when this replica wrote its record; else null. */
+  private logFinished(tenantId: string, sessionId: string, done: { record: StoredErasure; written: boolean } | null): FinishedErasure | null {
     if (!done?.written) return null;
     const { lastRevision = '?', erasedEvents } = done.record.data;
     const position = done.record.position.toString();

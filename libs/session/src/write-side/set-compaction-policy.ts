@@ -33,6 +33,7 @@ import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache } from './session-state-cache';
 import { tellDecidingOn } from './decision-watch';
+import { InterruptedErasureSweep } from './interrupted-erasures';
 
 /** How many times a policy PUT reloads after the stream moved on before it answers 409. */
 export const MAX_POLICY_ATTEMPTS = 8;
@@ -71,6 +72,8 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     @Optional() private readonly readModels?: ReadModelStore,
     /** Told of a policy cleared ({@link SessionDecisionRecorded}); without it, nobody is. */
     @Optional() private readonly eventBus?: EventBus,
+    /** Finishes an erasure interrupted before its record ahead of a new life's first event; without it, the sweep does, within a minute. */
+    @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
   ) {}
 
   /**
@@ -107,7 +110,11 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       answers.loaded(state?.revision ?? null);
       tellDecidingOn(command, state);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
-      if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
+      if (!state && policy.strategy) {
+        policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
+        // The first event of a new life, as an append's: the life before it leaves the read models first, also when its erasure stopped before its record.
+        if (policy.incarnation > 0n) await this.interruptedErasures?.finishBeforeNewLife(command.tenantId, command.sessionId, policy.incarnation);
+      }
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       // The client's own revision first, as on appends: a stale one is refused before the decision is acted on.
       if (command.expectedRevision !== 'any' && !(await this.clientExpectedHolds(key, command.expectedRevision, state, decision)))
