@@ -51,17 +51,26 @@ describe('typed client request bodies', () => {
     expect(sent[0].body).not.toMatch(/createdAt|metadata|refusal|expectedRevision|"id":null/);
   });
 
-  it.each([
-    ['NaN in metadata', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { score: Number.NaN } }] }, 'body.events[0].metadata.score'],
-    ['Infinity in an array', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { v: [1, Infinity] } }] }, 'body.events[0].metadata.v[1]'],
+  const NON_FINITE =
+    'a number that is not finite (NaN, Infinity or -Infinity) cannot be sent in JSON (it would arrive as null); send a finite number, or leave the member out';
+  it.each<[string, unknown, string, string]>([
+    ['NaN in metadata', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { score: Number.NaN } }] }, 'body.events[0].metadata.score', NON_FINITE],
+    ['Infinity in an array', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { v: [1, Infinity] } }] }, 'body.events[0].metadata.v[1]', NON_FINITE],
     [
       '-Infinity under a key that is not a name',
       { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { 'a b': -Infinity } }] },
       'body.events[0].metadata["a b"]',
+      NON_FINITE,
     ],
     // newcomer ncverify71 F8: still sent as null, or a stack overflow
-    ['a boxed NaN', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { n: new Number(Number.NaN) } }] }, 'body.events[0].metadata.n'],
-    ['an invalid Date', { events: [{ id: 'e1', type: 'user', text: 'x', createdAt: new Date('nope') }] }, 'body.events[0].createdAt (an invalid Date)'],
+    ['a boxed NaN', { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { n: new Number(Number.NaN) } }] }, 'body.events[0].metadata.n', NON_FINITE],
+    [
+      'an invalid Date',
+      { events: [{ id: 'e1', type: 'user', text: 'x', createdAt: new Date('nope') }] },
+      'body.events[0].createdAt',
+      'an invalid Date cannot be sent in JSON (it would arrive as null); send a valid Date, or leave the member out',
+    ],
+    // newcomer ncapi73 F2: the cycle was explained as a number that is not finite
     [
       'an object that contains itself',
       (() => {
@@ -69,16 +78,38 @@ describe('typed client request bodies', () => {
         m.self = m;
         return { events: [{ id: 'e1', type: 'user', text: 'x', metadata: m }] };
       })(),
-      'body.events[0].metadata.self (it contains itself)',
+      'body.events[0].metadata.self',
+      'an object that contains itself cannot be sent in JSON; send a copy without the cycle',
     ],
-  ])('refuses %s with a TypeError naming the member, sending nothing (newcomer ncapi71 F3: it was sent as null and stored)', async (_kind, body, at) => {
+    // newcomer ncapi73 F3: sent as [1,null,3] and stored so
+    ...[
+      ['undefined', [1, undefined, 3]],
+      ['a function', [1, () => 2, 3]],
+      ['a symbol', [1, Symbol('s'), 3]],
+      // eslint-disable-next-line no-sparse-arrays
+      ['a hole', [1, , 3]],
+    ].map(([what, items]): [string, unknown, string, string] => [
+      `${what as string} as an array item`,
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { a: items } }] },
+      'body.events[0].metadata.a[1]',
+      'an array item that is undefined, a function or a symbol cannot be sent in JSON (it would arrive as null); send null or a value, or remove the item',
+    ]),
+  ])(
+    'refuses %s with a TypeError naming the member and saying what to send, sending nothing (newcomer ncapi71 F3: it was sent as null and stored)',
+    async (_kind, body, at, problem) => {
+      const { client, sent } = recordingClient();
+      await expect(client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never })).rejects.toThrow(
+        new TypeError(`${at}: ${problem}`),
+      );
+      expect(sent).toHaveLength(0);
+    },
+  );
+
+  it('sends an optional member given undefined, a function or a symbol as absent, as JSON.stringify leaves it out', async () => {
     const { client, sent } = recordingClient();
-    await expect(client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never })).rejects.toThrow(
-      new TypeError(
-        `${at}: a number that is not finite (NaN, Infinity or -Infinity) cannot be sent in JSON (it would arrive as null); send a finite number, or leave the member out`,
-      ),
-    );
-    expect(sent).toHaveLength(0);
+    const body = { events: [{ id: 'e1', type: 'user' as const, text: 'x', metadata: { gone: undefined, f: () => 1, s: Symbol('s'), kept: [null] } }] };
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never });
+    expect(JSON.parse(sent[0].body)).toStrictEqual({ events: [{ id: 'e1', type: 'user', text: 'x', metadata: { kept: [null] } }] });
   });
 
   it('sends finite numbers, dates (as their JSON text) and nulls as JSON.stringify writes them', async () => {

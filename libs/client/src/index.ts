@@ -18,7 +18,7 @@ import { hasLoneSurrogate, LONE_SURROGATE_REFUSAL, serializeQuery, type TimeQuer
 
 export type { components, paths, operations } from './openapi-types';
 export { queryParameterText, serializeQuery, TIME_QUERY_PARAMETERS, type TimeQueryParameter } from './query-serializer';
-export { nonFiniteNumberAt, serializeBody } from './body-serializer';
+export { unsendableValueAt, serializeBody, type UnsendableValue } from './body-serializer';
 /**
  * openapi-fetch's types a consumer may name, re-exported so that it need not depend on
  * openapi-fetch itself (a transitive dependency, not importable under pnpm's strict layout):
@@ -140,8 +140,9 @@ export function clientHeaders(headers: ClientOptions['headers'], apiKey?: string
  * `ECONNRESET`, `ENOTFOUND`, …) when the connection cannot be made or breaks, `TypeError:
  * terminated` (cause `UND_ERR_SOCKET`) when it breaks while the answer's body arrives, or an
  * abort's reason. An optional request body field given `undefined` is left out ({@link ClientPaths});
- * a number that is not finite in a body throws a TypeError naming it ({@link serializeBody}; unless
- * `options.bodySerializer` is given).
+ * a value of a body that JSON would not carry as given (a number that is not finite, an invalid
+ * `Date` or an array item that is `undefined`, which would arrive as null; an object that contains
+ * itself) throws a TypeError naming it ({@link serializeBody}; unless `options.bodySerializer` is given).
  * A path parameter that is missing, empty, `.` or `..` (which the URL would not carry as one
  * segment: `/v1/sessions/./window` is `/v1/sessions/window`) throws a TypeError naming it before
  * anything is sent, for every method and route ({@link pathParameterText}).

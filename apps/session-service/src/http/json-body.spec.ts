@@ -282,6 +282,20 @@ describe('JSON bodies: Content-Encoding x-gzip (RFC 9110 §8.4.1.3: a recipient 
     expect(res.json()).toEqual({ body: { events: [{ type: 'user', text: 'gz' }] } });
   });
 
+  it.each(['identity', 'IDENTITY'])(
+    '%s (no coding) is read as a body sent without Content-Encoding, as docs/http-api.md says (newcomer ncapi73 F4)',
+    async (encoding) => {
+      const res = await service.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        payload: '{"events":[{"type":"user","text":"plain"}]}',
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ body: { events: [{ type: 'user', text: 'plain' }] } });
+    },
+  );
+
   it('an unknown coding is still 415', async () => {
     const res = await service.inject({
       method: 'POST',

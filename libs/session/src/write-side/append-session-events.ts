@@ -114,9 +114,6 @@ export class SessionEventsAppended {
 /** Handles {@link AppendSessionEventsCommand}: load, decide, append at the loaded revision, retry on conflict. */
 @CommandHandler(AppendSessionEventsCommand)
 export class AppendSessionEventsHandler implements ICommandHandler<AppendSessionEventsCommand, AppendSessionEventsResult> {
-  /** This process's appends to one session run one after another (see {@link PerSessionQueue}); other processes' meet the revision check. */
-  private readonly queue = new PerSessionQueue();
-
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
@@ -124,6 +121,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     @Optional() @Inject(APPENDED_EVENTS_OBSERVER) private readonly observer: AppendedEventsObserver | null = null,
     /** Finishes an erasure interrupted before its record ahead of the new life's first event (newcomer ncrace71 F1); without it, nothing does. */
     @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
+    /** This process's writes to one session run one after another, erasures' deletions included (see {@link PerSessionQueue}); other processes' meet the revision check. */
+    @Optional() @Inject(PerSessionQueue) private readonly queue: PerSessionQueue = new PerSessionQueue(),
   ) {}
 
   /**

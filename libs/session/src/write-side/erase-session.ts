@@ -5,6 +5,7 @@
  * (session id, event count, time, the position and revision of the last deleted event): one record
  * per life of the session, however many erasures of it run at once, on however many replicas.
  */
+import { PerSessionQueue } from './per-session-queue';
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
@@ -183,6 +184,13 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
   private readonly logger = new Logger('Erasure');
+  /**
+   * The records this handler's own appends wrote (by object identity, as {@link recordOnce} answers
+   * them): a record found instead, written meanwhile by another erasure (in this process too, e.g.
+   * a `DELETE` racing an append that begins the session's next life), is not the finishing call's
+   * (newcomer ncapi73 F1: its log line said a replica had stopped).
+   */
+  private readonly appendedHere = new WeakSet<ErasureRecord>();
 
   constructor(
     @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
@@ -191,6 +199,12 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,
     /** Told of the erasure ({@link SessionDecisionRecorded}); without it, nobody is. */
     @Optional() private readonly eventBus?: EventBus,
+    /**
+     * The queue this process's appends to a session wait in: the deletion waits there too, so an append
+     * that arrived before it is written first and one after it is not raced by it (newcomer ncapi73 F5: a
+     * burst of 8 appends sent with a `DELETE` beat its 8 tries). Without it, they race, as writers in other processes do.
+     */
+    @Optional() @Inject(PerSessionQueue) private readonly writes: PerSessionQueue | null = null,
   ) {}
 
   /**
@@ -233,7 +247,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // A resend by the client's request id answers the erasure it resends, whatever life the session is in now.
     const resent = await this.resentErasure(command, arrivedIn);
     if (resent) return this.answerWith(command, resent);
-    const deleted = await this.deleteAtRevision(command, sessionStream(key), arrivedIn);
+    const deletion = () => this.deleteAtRevision(command, sessionStream(key), arrivedIn);
+    const deleted = await (this.writes ? this.writes.run(key, deletion) : deletion());
     this.sessions.invalidate(key);
     this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'erased'));
     const record =
@@ -276,7 +291,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     try {
       const head = await this.store.headPosition();
       const record = await this.alreadyDeleted(new EraseSessionCommand(tenantId, sessionId), head, incarnation);
-      return { record, written: record.position > head };
+      return { record, written: this.appendedHere.has(record) };
     } catch (err) {
       if (err instanceof SessionNotFoundError) return null;
       throw err;
@@ -324,7 +339,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       },
       waited.tailPosition,
     );
-    return { record, written: record.position > head };
+    return { record, written: this.appendedHere.has(record) };
   }
 
   /**
@@ -450,7 +465,9 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         const appended = await this.store.appendToStream(stream, [{ id, type: SESSION_ERASED, data }], { expectedRevision: found.tail });
         // Answer what the store holds there (a store that takes a known id for a replay answers without writing).
         const [stored] = await this.store.readStream(stream, { fromRevision: appended.nextExpectedRevision, maxCount: 1 });
-        return stored ? recordOf(stored) : { position: appended.position, data };
+        const record = stored ? recordOf(stored) : { position: appended.position, data };
+        this.appendedHere.add(record);
+        return record;
       } catch (err) {
         if (err instanceof DuplicateEventIdError) {
           // This life's record, written meanwhile, is found by the next search; else the id is an earlier life's.
