@@ -101,7 +101,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
     // A redelivered transport command whose event is in the log is answered with it, before anything is decided or checked.
     if (command.delivery?.redelivered) {
-      const applied = await this.appliedCommand(command, command.delivery.commandId);
+      const applied = await this.appliedCommand(command, command.delivery.commandId, arrivedIn);
       if (applied) return applied;
     }
     const answers = new StoreAnswerCheck();
@@ -142,9 +142,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       // Read once, before the append awaits: `state` is the cache's shared object, which other
       // loads may move on meanwhile; the refusal must be judged against the revision it refused.
       const expected: bigint | 'no_stream' = state?.revision ?? 'no_stream';
+      // In the life of the state it was decided on: refused when the session was erased since.
+      const incarnation = state ? state.incarnation : (policy.incarnation ?? arrivedIn);
       try {
-        // In the life of the state it was decided on: refused when the session was erased since.
-        const incarnation = state ? state.incarnation : (policy.incarnation ?? arrivedIn);
         // The one rule of when a write may still start (client there, within its deadline, in the life it arrived in), right before it.
         checkWriteAdmission(command, command.sessionId, { atArrival: arrivedIn, now: incarnation }, performance.now());
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
@@ -155,7 +155,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       } catch (err) {
         // This transport command's event is in the log already (delivered again after other writes): answered with it.
         if (err instanceof DuplicateEventIdError && command.delivery) {
-          const applied = await this.appliedCommand(command, command.delivery.commandId);
+          const applied = await this.appliedCommand(command, command.delivery.commandId, incarnation);
           if (applied) return applied;
         }
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
@@ -170,16 +170,15 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   }
 
   /**
-   * The answer of the transport command `commandId` when its policy event is in the session's log, in its current
-   * life (the id it was written under, {@link commandPolicyEventIds}): the answer it was given when written (that
+   * The answer of the transport command `commandId` when its policy event is in the session's log, in life
+   * `incarnation` (bigint: the life the command arrived in, or the one its event was just refused in; its id derives from it, {@link commandPolicyEventIds}): the answer it was given when written (that
    * event's policy, revision and position), whatever came after it; else null. Reads the log backwards from its end
    * (`findInStream`: one read for a command of the last 256 events, the whole stream for a miss); only asked of a
    * redelivery or after the store refused the command's event id.
    */
-  private async appliedCommand(command: SetCompactionPolicyCommand, commandId: string): Promise<PolicyAnswer | null> {
+  private async appliedCommand(command: SetCompactionPolicyCommand, commandId: string, incarnation: bigint): Promise<PolicyAnswer | null> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const stream = sessionStream(key);
-    const incarnation = await this.store.streamIncarnation(stream);
     const recorded = await findInStream(this.store, stream, (event) => event.type === POLICY_SET && isCommandPolicyEvent(key, incarnation, commandId, event));
     if (!recorded) return null;
     return policyAnswer(
