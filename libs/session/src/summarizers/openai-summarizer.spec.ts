@@ -524,6 +524,18 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(Date.now() - started).toBeLessThan(4000);
   });
 
+  // Newcomer ncstrat73 F1: a wait asked in retry-after-ms was said to come from Retry-After.
+  it('names retry-after-ms when that header asked for the wait (and not the Retry-After sent with it)', async () => {
+    server.setDefault({ fault: 'status429', retryAfterSeconds: 1, retryAfterMs: 3_600_000 });
+    const outcome = await summarizer({ maxRetries: 2, timeoutMs: 5000 }).summarize(request(3));
+    expect(outcome).toMatchObject({
+      ok: false,
+      reason:
+        'rate limited: HTTP 429 (rate_limit_exceeded); the endpoint asked to wait 3600 s before a retry (retry-after-ms), longer than the service waits (60 s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried',
+      calls: 1,
+    });
+  });
+
   it('ends the wait before a retry when the call is aborted', async () => {
     server.setDefault({ fault: 'status429', retryAfterSeconds: 4 });
     const controller = new AbortController();
