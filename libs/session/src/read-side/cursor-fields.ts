@@ -22,13 +22,20 @@ const SHOWN_DIGITS = 20;
 /**
  * The fields of a cursor's text: the JSON object its base64url text holds, or null when `text` is
  * no such thing (not a string, over {@link MAX_CURSOR_LENGTH} characters, other characters than
- * base64url's, not JSON, or JSON other than an object). Never throws.
+ * base64url's, not the canonical unpadded base64url of its bytes (e.g. a character added at its
+ * end, which a decoder ignores), not a JSON object with nothing around it (white space either
+ * side included). Never throws.
  */
 export function cursorFields(text: unknown): Readonly<Record<string, unknown>> | null {
   if (typeof text !== 'string' || text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  const json = bytes.toString('utf8');
+  // Only the text the service wrote, an object's JSON with nothing around it: Node's decoder ignores a trailing character
+  // that completes no byte, and one that completes a byte may add white space JSON.parse skips (newcomer ncapi73).
+  if (bytes.toString('base64url') !== text || !json.startsWith('{') || !json.endsWith('}')) return null;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    parsed = JSON.parse(json);
   } catch {
     return null;
   }

@@ -76,6 +76,19 @@ describe('forged recall cursors', () => {
     }
   });
 
+  // Newcomer ncapi73: one base64url character added at a cursor's end was read as the same cursor.
+  it.each(SEARCHES)('given the nextCursor of a $name paging with one base64url character added at its end, then it is no cursor', ({ search }) => {
+    const real = searchRecall(store, search).nextCursor!;
+    fc.assert(
+      fc.property(fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), (extra) => {
+        const error = thrownBy(() => searchRecall(store, { ...search, cursor: real + extra }));
+        expect(error).toBeInstanceOf(InvalidQueryError);
+        expect((error as Error).message).toMatch(/^cursor: is not a cursor; /);
+      }),
+      { numRuns: 64 },
+    );
+  });
+
   it.each(['newest', 'oldest'])(
     'answers invalid_query, saying to search again without cursor, for a %s cursor whose position is 2^49 to 2^63 − 1, or past its paging (it threw a RangeError)',
     (order) => {
@@ -180,6 +193,17 @@ describe('forged list cursors', () => {
       );
     },
   );
+
+  // Newcomer ncapi73: one base64url character added at a cursor's end was read as the same cursor (the decoder ignores it).
+  it.each(real)('given a %s cursor with one base64url character added at its end, then it is no cursor', (list, text, sessionId) => {
+    expect(decodeKeysetCursor(list, text, sessionId)).toBeDefined();
+    fc.assert(
+      fc.property(fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), (extra) => {
+        expect(() => decodeKeysetCursor(list, text + extra, sessionId)).toThrow('cursor: is not a cursor; pass the nextCursor of the previous page unchanged');
+      }),
+      { numRuns: 64 },
+    );
+  });
 
   it('answers a key out of its list’s range, saying to list again without cursor', () => {
     expect(() => decodeKeysetCursor('sessions', cursorText({ v: 1, l: 'sessions', k: '0' }))).toThrow(
