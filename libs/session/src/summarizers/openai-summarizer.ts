@@ -439,7 +439,7 @@ export function describeCallError(err: unknown, attempts: Pick<AttemptLedger, 'm
     const bound = Math.ceil(err.maxWaitMs / 1000);
     return failed(
       status === 429 ? 'rate_limited' : 'endpoint_error',
-      `${what}; the endpoint asked to wait ${seconds} s before a retry (Retry-After), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`,
+      `${what}; the endpoint asked to wait ${seconds} s before a retry (${err.header}), longer than the service waits (${bound} s, the larger of 60 s and SUMMARIZER_TIMEOUT_MS): not retried`,
     );
   }
   if (err instanceof EndpointPausedError) {
