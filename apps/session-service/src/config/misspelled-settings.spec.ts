@@ -158,9 +158,9 @@ describe('a near miss of a security setting left unset refuses the start (newcom
       expect(refusal({ OPENAI_API_KEY: 'sk-x', [name]: 'https://gw.example/v1' })?.message).toMatch(
         new RegExp(`^${name}=https://gw\\.example/v1: not a setting of the service, but the name .+ read for OPENAI_BASE_URL, which is unset: `),
       );
-    // its value masked as OPENAI_BASE_URL's
-    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_API_BASE: 'https://u:pw@gw.example/v1' })?.message).toMatch(
-      /^OPENAI_API_BASE=https:\/\/u:\*\*\*@gw\.example\/v1: /,
+    // its value masked as OPENAI_BASE_URL's: credentials, and every query value (newcomer ncops73 F6)
+    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_API_BASE: 'https://u:pw@gw.example/v1?sig=s3cr3t' })?.message).toMatch(
+      /^OPENAI_API_BASE=https:\/\/u:\*\*\*@gw\.example\/v1\?sig=\*\*\*: /,
     );
     // OPENAI_BASE_URL set, or no key (the extractive summarizer: nothing leaves the service): a warn line only
     expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:4172/v1', OPENAI_API_BASE: 'http://127.0.0.1:4172/v1' })).toBeUndefined();

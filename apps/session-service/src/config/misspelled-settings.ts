@@ -143,7 +143,7 @@ export const SECURITY_SETTINGS: readonly SecuritySetting[] = [
     name: 'OPENAI_BASE_URL',
     weakenedWithout: ({ env }) => !isSet(env, 'OPENAI_BASE_URL') && isSet(env, 'OPENAI_API_KEY'),
     without: 'sends conversations to summarize to the default endpoint, https://api.openai.com/v1, with OPENAI_API_KEY',
-    mask: 'url',
+    mask: 'endpoint-url',
   },
 ];
 

@@ -371,6 +371,34 @@ describe('withoutCredentials: the one mask of every URL in a log line or message
     expect(line).toBe('NATS: commands on smc.commands.>, results on smc.results.>, decisions on smc.decisions.> (nats://svc:***@n1:4222,***@n2:4222,n3:4222)');
   });
 
+  it('a model endpoint URL (everyQueryValue): every query and fragment value masked, whatever its name (newcomer ncops73 F6: sig= and code= were shown)', () => {
+    const mask = (url: string) => withoutCredentials(url, { everyQueryValue: true });
+    expect(mask('http://127.0.0.1:4170/v1?sig=SECRETQ#f')).toBe('http://127.0.0.1:4170/v1?sig=***#***');
+    expect(mask('https://u:pw@x.openai.azure.com/openai/v1?api-version=2024-10-21&code=c0de&sv=2&bare&&api_key=k')).toBe(
+      'https://u:***@x.openai.azure.com/openai/v1?api-version=***&code=***&sv=***&***&&api_key=***',
+    );
+    expect(mask('http://h/v1')).toBe('http://h/v1');
+    expect(mask('h/v1?x=1?y=2')).toBe('h/v1?x=***?y=***');
+    // without the option, only password-like names, as for DATABASE_URL or NATS_URL
+    expect(withoutCredentials('http://h/v1?sig=abc&token=t')).toBe('http://h/v1?sig=abc&token=***');
+  });
+
+  it.each([
+    ['a fragment', 'http://127.0.0.1:4170/v1?sig=SECRETQ#f', 'OPENAI_BASE_URL=http://127.0.0.1:4170/v1?sig=***#***: it has a fragment'],
+    ['a parameter twice', 'http://h/v1?code=SECRETQ&code=SECRETQ', 'OPENAI_BASE_URL=http://h/v1?code=***&code=***: its query names the parameter "code" twice'],
+    ['not http(s)', 'ftp://h/v1?sig=SECRETQ', 'OPENAI_BASE_URL=ftp://h/v1?sig=***: not an http(s) URL'],
+    ['not a URL', 'http://[bad/v1?sig=SECRETQ', 'OPENAI_BASE_URL=http://[bad/v1?sig=***: not a URL'],
+  ])('OPENAI_BASE_URL refused for %s: no query value in the message (newcomer ncops73 F6)', (_what, url, start) => {
+    let message = '';
+    try {
+      summarizerFromEnv({ OPENAI_BASE_URL: url });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.startsWith(start)).toBe(true);
+    expect(message).not.toContain('SECRETQ');
+  });
+
   it('OPENAI_BASE_URL that is not a URL: the message masks its password', () => {
     let message = '';
     try {
