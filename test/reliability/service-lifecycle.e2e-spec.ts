@@ -229,4 +229,49 @@ describe('a request whose body stalls', () => {
       fs.rmSync(harness.dataDir, { recursive: true, force: true });
     }
   }, 20_000);
+
+  /** The count of 408 answers to appends with `tenant` in `/metrics`. */
+  const timeouts = async (harness: Harness, tenant: string, key?: string): Promise<number> => {
+    const request = harness.http().get('/metrics');
+    const text = (await (key ? request.set('authorization', `Bearer ${key}`) : request)).text;
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`http_request_duration_seconds_count{method="POST",route="/v1/sessions/:sessionId/events",status="408",tenant="${tenant}"}`));
+    return line === undefined ? 0 : Number(line.split(' ').pop());
+  };
+
+  it('is counted under its key\'s tenant, checked before the body (newcomer ncops73 F5: tenant="none")', async () => {
+    const harness = await startService({
+      env: { REQUEST_TIMEOUT_MS: '500', API_KEYS: 'alice-key-2f9c:tenantA,bob-key-7d41:tenantB', RATE_LIMIT_PER_MINUTE: '100' },
+    });
+    try {
+      const port = await listen(harness);
+      const conn = await connect(port);
+      conn.socket.write(
+        'POST /v1/sessions/st/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer bob-key-7d41\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"events":',
+      );
+      await conn.closed;
+      expect(lastAnswer(conn.received()).status).toBe(408);
+      expect(await timeouts(harness, 'tenantB')).toBe(1);
+      expect(await timeouts(harness, 'none')).toBe(0);
+    } finally {
+      await harness.stop();
+      fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    }
+  }, 20_000);
+
+  it('is counted under tenant "default" in open development mode, also without a rate limit', async () => {
+    const harness = await startService({ env: { REQUEST_TIMEOUT_MS: '500', RATE_LIMIT_PER_MINUTE: '0' } });
+    try {
+      const conn = await connect(await listen(harness));
+      conn.socket.write('POST /v1/sessions/st/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"events":');
+      await conn.closed;
+      expect(lastAnswer(conn.received()).status).toBe(408);
+      expect(await timeouts(harness, 'default')).toBe(1);
+      expect(await timeouts(harness, 'none')).toBe(0);
+    } finally {
+      await harness.stop();
+      fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    }
+  }, 20_000);
 });

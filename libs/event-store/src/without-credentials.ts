@@ -20,10 +20,14 @@ const SECRET_PARAMETER = /(?<![\w-])([\w-]*(?:password|passwd|pwd|pass|token|sec
  *   `@` loses more than needed, never less);
  * - the value of a parameter whose name ends in `password`, `passwd`, `pwd`, `pass`, `token`, `secret` or `key`
  *   (`password=`, `api_key=`, `access_token=`) becomes `***`.
+ * With `everyQueryValue` (a model endpoint's URL, `OPENAI_BASE_URL`, whose query may carry any credential: an Azure SAS
+ * `sig=`, an OAuth `code=`), the value of every parameter after the `?` (and after a `#`) becomes `***` whatever its
+ * name (`?api-version=***&sig=***`), and a part without `=` (a bare token) becomes `***` whole.
  * Never throws; a string with none of these is returned unchanged.
  */
-export function withoutCredentials(raw: string, options: { list?: boolean } = {}): string {
-  return options.list ? raw.split(',').map(maskOne).join(',') : maskOne(raw);
+export function withoutCredentials(raw: string, options: { list?: boolean; everyQueryValue?: boolean } = {}): string {
+  const mask = (entry: string): string => maskOne(entry, options.everyQueryValue === true);
+  return options.list ? raw.split(',').map(mask).join(',') : mask(raw);
 }
 
 /** One URL or connection string cut around its user part: `scheme` (`nats://`, or the leading spaces when it has none), `userInfo` (between it and the last `@`, undefined without one), and `rest` (from the host on). */
@@ -46,13 +50,26 @@ export function urlParts(entry: string): UrlParts {
   return { scheme, userInfo: entry.slice(scheme.length, at), rest: entry.slice(at + 1) };
 }
 
-/** {@link withoutCredentials} of one URL or connection string. */
-function maskOne(entry: string): string {
+/** {@link withoutCredentials} of one URL or connection string; `everyQueryValue`: its option. */
+function maskOne(entry: string, everyQueryValue: boolean): string {
   const { scheme, userInfo, rest } = urlParts(entry);
-  let masked = entry;
+  const shownRest = everyQueryValue ? withoutQueryValues(rest) : rest;
+  let masked = scheme + (userInfo === undefined ? '' : `${userInfo}@`) + shownRest;
   if (userInfo !== undefined) {
     const colon = userInfo.indexOf(':');
-    masked = `${scheme}${colon >= 0 ? `${userInfo.slice(0, colon)}:***` : '***'}@${rest}`;
+    masked = `${scheme}${colon >= 0 ? `${userInfo.slice(0, colon)}:***` : '***'}@${shownRest}`;
   }
   return masked.replace(SECRET_PARAMETER, (_all, name: string) => `${name}=***`);
+}
+
+/**
+ * `rest` (a URL from its host on) with the value of each parameter of its query and fragment masked: the text
+ * after the first `?` or `#`, cut at `&`, `#` and `?`, each `name=value` shown `name=***`, a part without `=` as `***`,
+ * empty parts kept (`/v1?api-version=2024-10-21&sig=abc#f` → `/v1?api-version=***&sig=***#***`).
+ */
+function withoutQueryValues(rest: string): string {
+  const start = rest.search(/[?#]/);
+  if (start < 0) return rest;
+  const masked = rest.slice(start + 1).replace(/[^&#?]+/g, (part) => (part.includes('=') ? `${part.slice(0, part.indexOf('='))}=***` : '***'));
+  return rest.slice(0, start + 1) + masked;
 }

@@ -11,9 +11,11 @@ import { withoutCredentials } from '@lib/event-store';
 /**
  * How a refused value's secrets are hidden: `url`, a URL or connection string with its credentials
  * masked (`user:***@host`, `password=***`, see `withoutCredentials`); `url-list`, a comma-separated
- * list of them (`NATS_URL`); `secret`, the whole value (`***`: `API_KEYS`).
+ * list of them (`NATS_URL`); `endpoint-url`, a model endpoint's URL (`OPENAI_BASE_URL`): its
+ * credentials and the value of every query parameter, whatever its name (`?api-version=***&sig=***`);
+ * `secret`, the whole value (`***`: `API_KEYS`).
  */
-export type RefusedValueMask = 'url' | 'url-list' | 'secret';
+export type RefusedValueMask = 'url' | 'url-list' | 'endpoint-url' | 'secret';
 
 /** A setting the process refuses to start with. */
 export interface ConfigurationRefusal {
@@ -54,7 +56,15 @@ export function configurationRefusalMessage(refusal: ConfigurationRefusal): stri
 function shownValue({ value, mask }: ConfigurationRefusal): string {
   const given = String(value);
   const masked =
-    mask === 'secret' ? '***' : mask === 'url' ? withoutCredentials(given) : mask === 'url-list' ? withoutCredentials(given, { list: true }) : given;
+    mask === 'secret'
+      ? '***'
+      : mask === 'url'
+        ? withoutCredentials(given)
+        : mask === 'url-list'
+          ? withoutCredentials(given, { list: true })
+          : mask === 'endpoint-url'
+            ? withoutCredentials(given, { everyQueryValue: true })
+            : given;
   const points = Array.from(masked);
   const shownUnits = points.slice(0, MAX_SHOWN_VALUE_LENGTH).join('').length;
   const cut = points.length > MAX_SHOWN_VALUE_LENGTH ? `${masked.slice(0, graphemeBoundary(masked, shownUnits, 'before'))}…` : masked;

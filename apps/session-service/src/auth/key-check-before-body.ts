@@ -31,7 +31,8 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import { rateLimitedBody, toApiError } from '../http/api-error.filter';
 import { answerBeforeBody, type DiscardLimits } from '../http/early-answer';
 import { markRateLimitCounted, RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from '../http/rate-limit-budget';
-import { apiKeyOf, tenantOf, type TenantRequest } from './api-key.guard';
+import { apiKeyOf, OPEN_MODE_TENANT, tenantOf, type TenantRequest } from './api-key.guard';
+import { recordResolvedTenant } from './resolved-tenant';
 
 /** What {@link checkKeyBeforeBody} checks with. */
 export interface KeyCheckOptions {
@@ -75,12 +76,20 @@ export function isKeyedRequest(request: Pick<FastifyRequest, 'routeOptions' | 'u
 /**
  * Makes `app` check the rate limit and the API key of every `/v1` request in an `onRequest` hook
  * (see the module doc); call after the other `onRequest` answers are added, so that they keep
- * coming first. Sets the request's `tenantId` ({@link tenantOf}). Adds nothing in open
- * development mode without a rate limit (there is nothing to refuse).
+ * coming first. Sets the request's `tenantId` ({@link tenantOf}; a known key's also on a 429), and records it by
+ * the Node request ({@link recordResolvedTenant}), so that an answer given outside Fastify's request (a 408 of a body
+ * that stalled) is counted under it. In open development mode without a rate limit there is nothing to refuse: every
+ * `/v1` request is only given its tenant, `default`.
  */
 export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOptions): void {
   const { apiKeys, rateLimitPerMinute: limit, storage, discardLimits } = options;
-  if (apiKeys.size === 0 && limit <= 0) return;
+  if (apiKeys.size === 0 && limit <= 0) {
+    app.addHook('onRequest', (request: FastifyRequest & TenantRequest, _reply, done) => {
+      if (isKeyedRequest(request)) recordResolvedTenant(request.raw, (request.tenantId = OPEN_MODE_TENANT));
+      done();
+    });
+    return;
+  }
   app.addHook('onRequest', async (request: FastifyRequest & TenantRequest, reply: FastifyReply) => {
     if (!isKeyedRequest(request)) return;
     if (limit > 0) {
@@ -90,7 +99,7 @@ export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOption
       if (spent.isBlocked) {
         // A known key's tenant is named in the request's log line (its budget is the tenant's).
         const known = apiKeys.get(apiKeyOf(request) ?? '');
-        if (known !== undefined) request.tenantId = known;
+        if (known !== undefined) recordResolvedTenant(request.raw, (request.tenantId = known));
         void reply
           .header('retry-after', spent.timeToBlockExpire)
           .header('x-ratelimit-limit', limit)
@@ -105,7 +114,7 @@ export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOption
         .header('x-ratelimit-reset', spent.timeToExpire);
     }
     try {
-      request.tenantId = tenantOf(request, apiKeys);
+      recordResolvedTenant(request.raw, (request.tenantId = tenantOf(request, apiKeys)));
     } catch (refusal) {
       // The UnauthorizedException the guard would throw, answered as its error filter does.
       const { status, body } = toApiError(refusal);

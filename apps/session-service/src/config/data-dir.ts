@@ -11,6 +11,7 @@ import { READ_MODEL_FILE_NAME } from '@lib/session';
 import { LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME } from './data-dir-lock';
 import { withholdModeBits } from './data-dir-modes';
 import { eventStoreKind } from './event-store-config';
+import { resolvedPath } from './resolved-path';
 
 /**
  * Creates `dir`'s missing directories one at a time, from the nearest existing one down. Node's recursive
@@ -161,6 +162,25 @@ export function requireExistingSqliteStore(config: Pick<ServiceConfig, 'dataDir'
 const EVENTS_FILE_SUFFIXES = ['', '-wal', '-shm'];
 
 /**
+ * The file of the service's own in `dataDir` (the read models, the lock, the lock's holder record,
+ * or one of their `-wal` and `-shm` files) that `eventsFile` is, compared once symbolic links are
+ * resolved on both sides ({@link resolvedPath}: a `DATA_DIR` reached through a link, an events file
+ * that is a link, dangling or not, to one of them): its name in `dataDir` (`read-models.sqlite`) and,
+ * when the paths as written differ, the resolved path they share (`through`); undefined when it is none.
+ * The two stores would share one file, each taking the other's `user_version` for a schema version
+ * (newcomer ncverify49 F3; ncops73 F1: through a link every write answered 503 and the errors blamed a newer build).
+ */
+function sharedServiceFile(dataDir: string, eventsFile: string): { name: string; through?: string } | undefined {
+  const names = [READ_MODEL_FILE_NAME, LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME].flatMap((name) => EVENTS_FILE_SUFFIXES.map((suffix) => name + suffix));
+  const written = names.find((name) => path.join(dataDir, name) === eventsFile);
+  if (written !== undefined) return { name: written };
+  const real = resolvedPath(eventsFile);
+  const realDataDir = resolvedPath(dataDir);
+  const linked = names.find((name) => path.join(realDataDir, name) === real || resolvedPath(path.join(dataDir, name)) === real);
+  return linked === undefined ? undefined : { name: linked, through: real };
+}
+
+/**
  * For the service: an events file set with `SQLITE_EVENTS_FILE` (another path than the default
  * `<DATA_DIR>/events.sqlite`, which {@link ensureDataDir} provides for) must be a file (or missing:
  * it is created, a new store) in an existing directory this process may write (SQLite creates the
@@ -168,7 +188,8 @@ const EVENTS_FILE_SUFFIXES = ['', '-wal', '-shm'];
  * of becoming a new, empty store in a new directory, and a path SQLite cannot open is refused by
  * name instead of by SQLite's "unable to open database file" (exit code 1). `access` is
  * `fs.accessSync` (replaced in tests: a process running as root may write anything).
- * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` (the path as resolved) when its directory
+ * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` (the path as resolved) when it is a file the
+ *   service keeps in `DATA_DIR` ({@link sharedServiceFile}, symbolic links resolved), when its directory
  *   does not exist or is not a directory, when the path is a directory, when its directory is not
  *   writable by this process (EACCES, EPERM; EROFS: on a read-only file system), or when the file or
  *   its `-wal` or `-shm` file exists and is not writable.
@@ -187,13 +208,10 @@ export function requireEventsFileDirectory(
     isDirectory = null; // ENOTDIR: a path through a file
   }
   const refuse = (problem: string, fix: string) => new ConfigurationError({ variable: 'SQLITE_EVENTS_FILE', value: eventsFile, problem, fix });
-  // A file of the service's own in DATA_DIR (or one of its WAL files): the two stores would share it (newcomer ncverify49 F3).
-  const own = [READ_MODEL_FILE_NAME, LOCK_FILE_NAME, LOCK_HOLDER_FILE_NAME].flatMap((name) =>
-    EVENTS_FILE_SUFFIXES.map((suffix) => path.join(dataDir, name + suffix)),
-  );
-  if (own.includes(eventsFile))
+  const shared = sharedServiceFile(dataDir, eventsFile);
+  if (shared)
     throw refuse(
-      `is a file the service keeps in DATA_DIR (${path.basename(eventsFile)}): the event store and it would share one file`,
+      `is a file the service keeps in DATA_DIR (${shared.name}${shared.through ? `, reached through a symbolic link: ${shared.through}` : ''}): the event store and it would share one file`,
       'point SQLITE_EVENTS_FILE at a file of its own, e.g. <DATA_DIR>/events.sqlite (the default) or a file on another volume',
     );
   if (!isDirectory)

@@ -140,6 +140,37 @@ describe('a near miss of a security setting left unset refuses the start (newcom
     expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://localhost:8000/v1', OPENAI_BASE_UR: 'x' })).toBeUndefined();
   });
 
+  it('refuses the names other tools read for OPENAI_BASE_URL (OPENAI_API_BASE, …) when OPENAI_API_KEY is set and OPENAI_BASE_URL is not (newcomer ncops73 F2: conversations went to api.openai.com without a word)', () => {
+    expect(refusal({ ...TYPICAL, OPENAI_API_KEY: 'sk-x', OPENAI_API_BASE: 'http://127.0.0.1:4172/v1' })?.message).toBe(
+      'OPENAI_API_BASE=http://127.0.0.1:4172/v1: not a setting of the service, but the name openai-python before 1.0, LangChain and LiteLLM read for OPENAI_BASE_URL, which is unset: the service sends conversations to summarize to the default endpoint, https://api.openai.com/v1, with OPENAI_API_KEY: set OPENAI_BASE_URL to the endpoint meant (the service does not read OPENAI_API_BASE), or unset OPENAI_API_BASE to run so on purpose',
+    );
+    for (const name of [
+      'openai_api_base',
+      'OPENAI_API_BASE_URL',
+      'OPENAI_API_HOST',
+      'OPENAI_API_URL',
+      'OPENAI_API_ENDPOINT',
+      'OPENAI_ENDPOINT',
+      'OPENAI_BASE',
+      'OPENAI_URL',
+      'AZURE_OPENAI_ENDPOINT',
+    ])
+      expect(refusal({ OPENAI_API_KEY: 'sk-x', [name]: 'https://gw.example/v1' })?.message).toMatch(
+        new RegExp(`^${name}=https://gw\\.example/v1: not a setting of the service, but the name .+ read for OPENAI_BASE_URL, which is unset: `),
+      );
+    // its value masked as OPENAI_BASE_URL's: credentials, and every query value (newcomer ncops73 F6)
+    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_API_BASE: 'https://u:pw@gw.example/v1?sig=s3cr3t' })?.message).toMatch(
+      /^OPENAI_API_BASE=https:\/\/u:\*\*\*@gw\.example\/v1\?sig=\*\*\*: /,
+    );
+    // OPENAI_BASE_URL set, or no key (the extractive summarizer: nothing leaves the service): a warn line only
+    expect(refusal({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:4172/v1', OPENAI_API_BASE: 'http://127.0.0.1:4172/v1' })).toBeUndefined();
+    expect(refusal({ OPENAI_API_BASE: 'http://127.0.0.1:4172/v1' })).toBeUndefined();
+    expect(misspelledSettingLines({ OPENAI_API_BASE: 'http://x/v1', azure_openai_endpoint: 'https://y' })).toEqual([
+      'OPENAI_API_BASE is not a setting of the service: did you mean OPENAI_BASE_URL (OPENAI_API_BASE is what openai-python before 1.0, LangChain and LiteLLM read)?',
+      "azure_openai_endpoint is not a setting of the service: did you mean OPENAI_BASE_URL (azure_openai_endpoint is what openai-python's AzureOpenAI client and LangChain's AzureChatOpenAI read)?",
+    ]);
+  });
+
   it('other near misses never refuse: they stay one warn line each', () => {
     expect(
       refusal({ ...TYPICAL, DATA_DIRR: '/srv/data', SUMARIZER_MODEL: 'gpt-4o', ALLOWED_HOST: 'a.example', TRUST_PROXIE: '1', OPENAI_API_KE: 'sk' }),

@@ -24,17 +24,52 @@ const SETTINGS: readonly string[] = ENVIRONMENT_VARIABLES.map((v) => v.name);
 /** Names that are settings of the service's tools (`npm run rebuild-read-models`'s own), which an environment shared with them may hold: never a near miss. */
 const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(REBUILD_NUMBER_VARIABLES));
 
+/** A name another well-known tool reads for one of the service's settings: the setting, and who reads it so. */
+export interface OtherToolsName {
+  readonly setting: string;
+  readonly usedBy: string;
+}
+
+/**
+ * Names other tools read for a setting of the service, too far from its name to be a near miss
+ * (`nearMissOf`: one or two letters off), compared in any letter case: the model endpoint's,
+ * `OPENAI_BASE_URL` (what openai-python 1.x and openai-node read). `OPENAI_API_BASE=http://local/v1`
+ * with `OPENAI_API_KEY` set started without a word and sent conversations to api.openai.com
+ * (newcomer ncops73 F2). Endpoint names only: a key read under another name (`AZURE_OPENAI_API_KEY`)
+ * weakens nothing (without `OPENAI_API_KEY` nothing leaves the service), and a proxy (`OPENAI_PROXY`) is not an endpoint.
+ */
+export const OTHER_TOOLS_NAMES: Readonly<Record<string, OtherToolsName>> = {
+  OPENAI_API_BASE: { setting: 'OPENAI_BASE_URL', usedBy: 'openai-python before 1.0, LangChain and LiteLLM' },
+  OPENAI_API_BASE_URL: { setting: 'OPENAI_BASE_URL', usedBy: 'Open WebUI' },
+  OPENAI_API_HOST: { setting: 'OPENAI_BASE_URL', usedBy: 'Chatbot UI and other chat front ends' },
+  OPENAI_API_URL: { setting: 'OPENAI_BASE_URL', usedBy: 'some OpenAI clients' },
+  OPENAI_API_ENDPOINT: { setting: 'OPENAI_BASE_URL', usedBy: 'some OpenAI clients' },
+  OPENAI_ENDPOINT: { setting: 'OPENAI_BASE_URL', usedBy: 'some OpenAI clients' },
+  OPENAI_BASE: { setting: 'OPENAI_BASE_URL', usedBy: 'some OpenAI clients' },
+  OPENAI_URL: { setting: 'OPENAI_BASE_URL', usedBy: 'some OpenAI clients' },
+  AZURE_OPENAI_ENDPOINT: { setting: 'OPENAI_BASE_URL', usedBy: "openai-python's AzureOpenAI client and LangChain's AzureChatOpenAI" },
+};
+
+/** The setting `name` is another tool's name for ({@link OTHER_TOOLS_NAMES}, any letter case), or undefined. */
+export function otherToolsNameOf(name: string): OtherToolsName | undefined {
+  return Object.hasOwn(OTHER_TOOLS_NAMES, name.toUpperCase()) ? OTHER_TOOLS_NAMES[name.toUpperCase()] : undefined;
+}
+
 /**
  * The lines, one per variable set in `env` (in `env`'s order) whose name is not a setting of the
  * service but a near miss of one (`nearMissOf`: letter case, or one or two edits; or the setting with its unit left out
- * or another, {@link unitSuffixMissOf}), e.g. `DATA_DIRR is not a setting of the service: did you mean DATA_DIR?`; empty
- * when there is none.
+ * or another, {@link unitSuffixMissOf}), e.g. `DATA_DIRR is not a setting of the service: did you mean DATA_DIR?`, or
+ * another tool's name for one ({@link OTHER_TOOLS_NAMES}: `OPENAI_API_BASE is not a setting of the service: did you mean
+ * OPENAI_BASE_URL (OPENAI_API_BASE is what openai-python before 1.0, … read)?`); empty when there is none.
  * Names only: a value (perhaps a secret) is never quoted. `settings` defaults to the documented variables.
  */
 export function misspelledSettingLines(env: NodeJS.ProcessEnv, settings: readonly string[] = SETTINGS): string[] {
   const known = new Set(settings);
   return Object.keys(env).flatMap((name) => {
     if (env[name] === undefined || known.has(name) || TOOL_SETTINGS.has(name)) return [];
+    const other = otherToolsNameOf(name);
+    if (other !== undefined && known.has(other.setting))
+      return [`${name} is not a setting of the service: did you mean ${other.setting} (${name} is what ${other.usedBy} read)?`];
     const meant = nearMissOf(name, settings);
     if (meant !== undefined) return [`${name} is not a setting of the service: did you mean ${meant}?`];
     const withUnit = unitSuffixMissOf(name, settings);
@@ -108,33 +143,40 @@ export const SECURITY_SETTINGS: readonly SecuritySetting[] = [
     name: 'OPENAI_BASE_URL',
     weakenedWithout: ({ env }) => !isSet(env, 'OPENAI_BASE_URL') && isSet(env, 'OPENAI_API_KEY'),
     without: 'sends conversations to summarize to the default endpoint, https://api.openai.com/v1, with OPENAI_API_KEY',
-    mask: 'url',
+    mask: 'endpoint-url',
   },
 ];
 
 /**
  * Refuses to start when a variable set (not blank) in `context.env` is no setting of the service
- * but a near miss of a security setting ({@link SECURITY_SETTINGS}; the one {@link misspelledSettingLines}
+ * but a near miss of a security setting, or another tool's name for one ({@link OTHER_TOOLS_NAMES}:
+ * `OPENAI_API_BASE`), ({@link SECURITY_SETTINGS}; the one {@link misspelledSettingLines}
  * would name) that the configuration leaves unset, so that the service would run less safely than its
  * operator believes: `API_KEY=secret` without `API_KEYS`. Other near misses stay warnings. Called by
  * `main.ts` after the configuration loads (the service's start only: the CLI tools serve no request).
  * @throws ConfigurationError `API_KEY=***: not a setting of the service, but a near miss of API_KEYS,
  *   which is unset: the service starts without authentication (…): rename API_KEY to API_KEYS, or
- *   unset API_KEY to run so on purpose`, for the first such variable in `env`'s order (its value masked).
+ *   unset API_KEY to run so on purpose`, for the first such variable in `env`'s order (its value masked); for another
+ *   tool's name, `OPENAI_API_BASE=…: not a setting of the service, but the name openai-python before 1.0, … read for
+ *   OPENAI_BASE_URL, which is unset: …: set OPENAI_BASE_URL to the endpoint meant (the service does not read
+ *   OPENAI_API_BASE), or unset OPENAI_API_BASE to run so on purpose`.
  */
 export function refuseMisspelledSecuritySettings(context: SecurityContext, settings: readonly string[] = SETTINGS): void {
   const known = new Set(settings);
   for (const name of Object.keys(context.env)) {
     if (!isSet(context.env, name) || known.has(name) || TOOL_SETTINGS.has(name)) continue;
-    const meant = nearMissOf(name, settings);
+    const other = otherToolsNameOf(name);
+    const meant = other?.setting ?? nearMissOf(name, settings);
     const setting = SECURITY_SETTINGS.find((s) => s.name === meant);
     if (setting === undefined || !setting.weakenedWithout(context)) continue;
     throw new ConfigurationError({
       variable: name,
       value: context.env[name]!,
       mask: setting.mask,
-      problem: `not a setting of the service, but a near miss of ${setting.name}, which is unset: the service ${setting.without}`,
-      fix: `rename ${name} to ${setting.name}, or unset ${name} to run so on purpose`,
+      problem: `not a setting of the service, but ${other ? `the name ${other.usedBy} read for ${setting.name}` : `a near miss of ${setting.name}`}, which is unset: the service ${setting.without}`,
+      fix: other
+        ? `set ${setting.name} to the endpoint meant (the service does not read ${name}), or unset ${name} to run so on purpose`
+        : `rename ${name} to ${setting.name}, or unset ${name} to run so on purpose`,
     });
   }
 }

@@ -168,6 +168,25 @@ describe('loadServiceConfig: API_KEYS', () => {
     expect(() => loadServiceConfig({ API_KEYS: 'no-colon-here' }, false)).toThrow(/entry 1 is not a key:tenant pair/);
   });
 
+  it('refuses an empty entry, naming its position, never a key (newcomer ncops73 F4: k1:t1,,k2:t2 dropped it silently)', () => {
+    const refusal = (value: string) => {
+      try {
+        loadServiceConfig({ API_KEYS: value }, false);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal('longenough1:t1,,longenough2:t2')).toBe(
+      'API_KEYS=***: entry 2 of 3 is empty (nothing between two commas), perhaps a key a deployment template failed to render: give every entry as key:tenant, or remove the comma too many',
+    );
+    expect(refusal('longenough1:t1, ,longenough2:t2')).toMatch(/^API_KEYS=\*\*\*: entry 2 of 3 is empty \(nothing between two commas\)/);
+    expect(refusal('longenough1:t1,longenough2:t2,')).toMatch(/^API_KEYS=\*\*\*: entry 3 of 3 is empty \(a comma at the end\), /);
+    expect(refusal(',longenough1:t1')).toMatch(/^API_KEYS=\*\*\*: entry 1 of 2 is empty \(a comma at the start\), /);
+    expect(refusal('longenough1:t1,,longenough2:t2')).not.toMatch(/longenough/);
+    expect(refusal('longenough1:t1 , longenough2:t2')).toBe('accepted');
+  });
+
   it('refuses API_KEYS set but empty (only spaces or commas), saying to unset it for open development mode', () => {
     for (const value of ['', ' '])
       expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(

@@ -239,19 +239,16 @@ export function numberVariable(env: NodeJS.ProcessEnv, name: string, row: Number
  * Parses `API_KEYS` (`key:tenant` pairs, comma-separated; spaces around an entry, its key or its tenant ignored). Unset
  * (`undefined`): no keys, open development mode.
  * @throws ConfigurationError naming the variable (never a key: `API_KEYS=***` unless it holds none) when it is set but holds no key (a missing secret in a
- *   deployment template must not open the service: unset it for open mode), an entry is not a
- *   `key:tenant` pair, its tenant is not 1–64 letters, digits, `_` or `-`, its key is shorter than
+ *   deployment template must not open the service: unset it for open mode), an entry is empty (two commas in a row, a
+ *   comma at the start or end: an entry a template failed to render), an entry is not a `key:tenant` pair, its tenant is not 1–64 letters, digits, `_` or `-`, its key is shorter than
  *   8 characters or holds anything but printable ASCII without space, or a key is listed twice. Messages name entries by
  *   their position in the list (1-based), never by the key.
  */
 export function parseApiKeys(raw: string | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   if (raw === undefined) return keys;
-  const entries = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (entries.length === 0) {
+  const entries = raw.split(',').map((s) => s.trim());
+  if (entries.every((entry) => entry === '')) {
     throw new ConfigurationError({
       variable: 'API_KEYS',
       value: raw, // only spaces and commas: no key to hide
@@ -261,6 +258,13 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   }
   const positions = new Map<string, number>();
   entries.forEach((entry, index) => {
+    // An entry a deployment template failed to render ("$A,$B,$C" with one empty) would leave a tenant without its key (newcomer ncops73 F4).
+    if (entry === '') {
+      throw refuseApiKeys(
+        `entry ${index + 1} of ${entries.length} is empty (${index === 0 ? 'a comma at the start' : index === entries.length - 1 ? 'a comma at the end' : 'nothing between two commas'}), perhaps a key a deployment template failed to render`,
+        'give every entry as key:tenant, or remove the comma too many',
+      );
+    }
     const at = entry.lastIndexOf(':');
     // Spaces around the key or the tenant are not part of them (an HTTP header value loses them too).
     const key = entry.slice(0, Math.max(at, 0)).trim();

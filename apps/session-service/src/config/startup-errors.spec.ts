@@ -89,6 +89,55 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     },
   );
 
+  describe('given SQLITE_EVENTS_FILE reaching DATA_DIR/read-models.sqlite through a symbolic link (newcomer ncops73 F1: started, then every write answered 503 and the errors blamed a newer build)', () => {
+    /** `root` with `data` (DATA_DIR, real) and `link` (a symbolic link to it). */
+    const layout = () => {
+      const root = tempDir();
+      const dataDir = path.join(root, 'data');
+      fs.mkdirSync(dataDir);
+      fs.symlinkSync(dataDir, path.join(root, 'link'));
+      return { root, dataDir, link: path.join(root, 'link') };
+    };
+    /** The refusal of starting with `dataDir` and `eventsFile`, expected to name read-models.sqlite at `real`. */
+    const refusedAs = async (dataDir: string, eventsFile: string, real: string) => {
+      const err = await thrown(() => createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: eventsFile }, false), { quiet: true }));
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(
+        `SQLITE_EVENTS_FILE=${eventsFile}: is a file the service keeps in DATA_DIR (read-models.sqlite, reached through a symbolic link: ${real}): the event store and it would share one file: point SQLITE_EVENTS_FILE at a file of its own, e.g. <DATA_DIR>/events.sqlite (the default) or a file on another volume`,
+      );
+    };
+
+    it("refuses DATA_DIR reached through a link, SQLITE_EVENTS_FILE the real read-models.sqlite (the finding's layout), and the reverse", async () => {
+      const { dataDir, link } = layout();
+      const real = path.join(fs.realpathSync(dataDir), 'read-models.sqlite');
+      await refusedAs(link, path.join(dataDir, 'read-models.sqlite'), real);
+      await refusedAs(dataDir, path.join(link, 'read-models.sqlite'), real);
+      expect(fs.readdirSync(dataDir)).toEqual([]);
+    });
+
+    it('refuses SQLITE_EVENTS_FILE a symbolic link to it: dangling (absolute or relative), a link to a link, or to the existing file', async () => {
+      const { root, dataDir } = layout();
+      const real = path.join(fs.realpathSync(dataDir), 'read-models.sqlite');
+      fs.symlinkSync(path.join(dataDir, 'read-models.sqlite'), path.join(dataDir, 'ev.sqlite'));
+      await refusedAs(dataDir, path.join(dataDir, 'ev.sqlite'), real);
+      fs.symlinkSync('read-models.sqlite', path.join(dataDir, 'relative.sqlite'));
+      await refusedAs(dataDir, path.join(dataDir, 'relative.sqlite'), real);
+      fs.symlinkSync(path.join(dataDir, 'ev.sqlite'), path.join(root, 'chain.sqlite'));
+      await refusedAs(dataDir, path.join(root, 'chain.sqlite'), real);
+      fs.writeFileSync(path.join(dataDir, 'read-models.sqlite'), '');
+      await refusedAs(dataDir, path.join(dataDir, 'ev.sqlite'), real);
+      expect(fs.statSync(path.join(dataDir, 'read-models.sqlite')).size).toBe(0);
+    });
+
+    it('still accepts an events file of its own reached through links', async () => {
+      const { root, dataDir, link } = layout();
+      fs.mkdirSync(path.join(root, 'store'));
+      fs.symlinkSync(path.join(root, 'store', 'events.sqlite'), path.join(root, 'events-link.sqlite'));
+      expect(() => requireEventsFileDirectory({ dataDir: link, sqliteEventsFile: path.join(root, 'events-link.sqlite') })).not.toThrow();
+      expect(() => requireEventsFileDirectory({ dataDir, sqliteEventsFile: path.join(link, 'events-2.sqlite') })).not.toThrow();
+    });
+  });
+
   it('given SQLITE_EVENTS_FILE that is a directory, when the service starts, then it is refused by name, not by SQLite (ncoperator F1: exit 1, "unable to open database file")', async () => {
     const root = tempDir();
     const dataDir = path.join(root, 'data');
@@ -320,6 +369,34 @@ describe('withoutCredentials: the one mask of every URL in a log line or message
   it('the NATS start-up line shows every server without its credentials, with or without a scheme', () => {
     const line = startupNatsLine({ natsPrefix: 'smc', natsUrl: 'nats://svc:hunter2@n1:4222, tok3n-secret@n2:4222,n3:4222' });
     expect(line).toBe('NATS: commands on smc.commands.>, results on smc.results.>, decisions on smc.decisions.> (nats://svc:***@n1:4222,***@n2:4222,n3:4222)');
+  });
+
+  it('a model endpoint URL (everyQueryValue): every query and fragment value masked, whatever its name (newcomer ncops73 F6: sig= and code= were shown)', () => {
+    const mask = (url: string) => withoutCredentials(url, { everyQueryValue: true });
+    expect(mask('http://127.0.0.1:4170/v1?sig=SECRETQ#f')).toBe('http://127.0.0.1:4170/v1?sig=***#***');
+    expect(mask('https://u:pw@x.openai.azure.com/openai/v1?api-version=2024-10-21&code=c0de&sv=2&bare&&api_key=k')).toBe(
+      'https://u:***@x.openai.azure.com/openai/v1?api-version=***&code=***&sv=***&***&&api_key=***',
+    );
+    expect(mask('http://h/v1')).toBe('http://h/v1');
+    expect(mask('h/v1?x=1?y=2')).toBe('h/v1?x=***?y=***');
+    // without the option, only password-like names, as for DATABASE_URL or NATS_URL
+    expect(withoutCredentials('http://h/v1?sig=abc&token=t')).toBe('http://h/v1?sig=abc&token=***');
+  });
+
+  it.each([
+    ['a fragment', 'http://127.0.0.1:4170/v1?sig=SECRETQ#f', 'OPENAI_BASE_URL=http://127.0.0.1:4170/v1?sig=***#***: it has a fragment'],
+    ['a parameter twice', 'http://h/v1?code=SECRETQ&code=SECRETQ', 'OPENAI_BASE_URL=http://h/v1?code=***&code=***: its query names the parameter "code" twice'],
+    ['not http(s)', 'ftp://h/v1?sig=SECRETQ', 'OPENAI_BASE_URL=ftp://h/v1?sig=***: not an http(s) URL'],
+    ['not a URL', 'http://[bad/v1?sig=SECRETQ', 'OPENAI_BASE_URL=http://[bad/v1?sig=***: not a URL'],
+  ])('OPENAI_BASE_URL refused for %s: no query value in the message (newcomer ncops73 F6)', (_what, url, start) => {
+    let message = '';
+    try {
+      summarizerFromEnv({ OPENAI_BASE_URL: url });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.startsWith(start)).toBe(true);
+    expect(message).not.toContain('SECRETQ');
   });
 
   it('OPENAI_BASE_URL that is not a URL: the message masks its password', () => {

@@ -103,6 +103,9 @@ describe('clientErrorLogLine', () => {
     const err: ClientError = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
     const line = clientErrorLogLine(err, 408, 'request_timeout', { requestTimeoutMs: 1500 });
     expect(line).toBe('timed out a request whose head or body did not arrive within 1500 ms (REQUEST_TIMEOUT_MS); closed its connection: 408 request_timeout');
+    expect(clientErrorLogLine(err, 408, 'request_timeout', { requestTimeoutMs: 1500 }, 'r-1', 'tenantB')).toBe(
+      'timed out a request of tenant "tenantB" whose head or body did not arrive within 1500 ms (REQUEST_TIMEOUT_MS); closed its connection: 408 request_timeout (request id r-1)',
+    );
   });
 
   it('words anything else as a request Node could not parse', () => {

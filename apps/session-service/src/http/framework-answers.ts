@@ -48,6 +48,7 @@ import { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { REQUEST_ID_HEADER, requestIdOf, requestIdOfRawHead } from '../observability/request-id';
 import { quoteInput } from '@lib/compaction';
 import { earlyAnswerHeaderLines, writeEarlyAnswerHeaders } from './security-headers';
+import { resolvedTenantOf } from '../auth/resolved-tenant';
 
 /**
  * Longest path parameter (UTF-16 code units after percent-decoding) the router hands to a handler.
@@ -350,6 +351,7 @@ export function urlNeedsEncoding(rawPacket: unknown): boolean {
  * The log line of an answer to an error of Node's HTTP parser (`status` and `code`: the answer's;
  * `requestId`: the answer's `X-Request-Id`, named at the end when given): a request that did not
  * arrive within the request timeout is worded as a timeout (it was not refused for its content),
+ * naming `tenant` when the key check resolved one (its body stalled: `timed out a request of tenant "tenantB" …`),
  * anything else as a request Node could not parse, with Node's code.
  */
 export function clientErrorLogLine(
@@ -358,10 +360,11 @@ export function clientErrorLogLine(
   code: string,
   options: ClientErrorOptions = { requestTimeoutMs: 60_000 },
   requestId?: string,
+  tenant?: string,
 ): string {
   const id = requestId === undefined ? '' : ` (request id ${requestId})`;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return `timed out a request whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}${id}`;
+    return `timed out a request${tenant === undefined ? '' : ` of tenant ${quoteInput(tenant)}`} whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}${id}`;
   return `refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${code}${id}`;
 }
 
@@ -418,7 +421,9 @@ export function answerClientErrors(
     }
     const { status, body } = clientErrorAnswer(err, options);
     const requestId = requestIdOfRawHead(err.rawPacket);
-    lines.warn(clientErrorLogLine(err, status, body.code, options, requestId), `${err.code ?? 'error'}: ${status} ${body.code}`);
+    // A request whose head was read and key checked (its body stalled: 408) is its key's tenant's, as its other answers are.
+    const tenant = inFlight && resolvedTenantOf(inFlight.req);
+    lines.warn(clientErrorLogLine(err, status, body.code, options, requestId, tenant), `${err.code ?? 'error'}: ${status} ${body.code}`);
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(
@@ -432,7 +437,7 @@ export function answerClientErrors(
         method: inFlight?.req.method ?? 'unknown',
         route: (inFlight && matchedPatterns.get(inFlight.req)) ?? 'unknown',
         status: String(status),
-        tenant: NO_TENANT_LABEL,
+        tenant: tenant ?? NO_TENANT_LABEL,
       },
       0,
     );

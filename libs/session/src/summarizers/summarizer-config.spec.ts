@@ -113,7 +113,7 @@ describe('summarizerFromEnv', () => {
   it('gives a base URL with a query parameter given twice the fix of that fault, not the fragment’s (newcomer ncoperator F9)', () => {
     const err = configError({ OPENAI_BASE_URL: 'http://x/v1?a=1&a=2' });
     expect(err.message).toBe(
-      'OPENAI_BASE_URL=http://x/v1?a=1&a=2: its query names the parameter "a" twice (one value per parameter is sent): give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21',
+      'OPENAI_BASE_URL=http://x/v1?a=***&a=***: its query names the parameter "a" twice (one value per parameter is sent): give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21',
     );
     expect(err.message).not.toContain('#');
   });

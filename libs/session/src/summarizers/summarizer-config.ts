@@ -113,7 +113,7 @@ export class SummarizerConfigError extends Error {
  *   port 0 or a port `fetch` refuses ({@link fetchBlockedPort}), one holding credentials (`user:password@`,
  *   which `fetch` refuses to send), or one with a fragment or a query parameter given twice,
  *   `SUMMARIZER_MODEL` blank, a number out of range or not an integer). The message never
- *   contains the API key.
+ *   contains the API key, the URL's credentials nor the value of any of its query parameters (mask `endpoint-url`).
  */
 export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   const baseURL = read(env, 'OPENAI_BASE_URL');
@@ -140,7 +140,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: 'not a URL',
         fix: 'use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1',
       });
@@ -149,7 +149,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: `not an http(s) URL (scheme ${url.protocol})`,
         fix: 'use http or https, e.g. https://api.openai.com/v1',
       });
@@ -158,7 +158,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: 'port 0 is no port a server can be reached on, so every call would fail',
         fix: "use the endpoint's port, e.g. http://127.0.0.1:8080/v1 (or none for the scheme's default)",
       });
@@ -166,7 +166,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: 'it holds credentials (user:password@), which fetch refuses to send, so every call would fail before connecting',
         fix: 'remove them from the URL and give the key in OPENAI_API_KEY (sent as Authorization: Bearer …), e.g. https://llm.internal.example/v1',
       });
@@ -175,7 +175,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: `port ${blocked} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so every call would fail`,
         fix: 'serve the endpoint on another port, e.g. 8080, and use that port',
       });
@@ -188,7 +188,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
       throw new SummarizerConfigError({
         variable: 'OPENAI_BASE_URL',
         value: env.OPENAI_BASE_URL!,
-        mask: 'url',
+        mask: 'endpoint-url',
         problem: (err as Error).message,
         fix: repeated
           ? 'give each query parameter once, e.g. https://x.openai.azure.com/openai/v1?api-version=2024-10-21'
