@@ -15,7 +15,15 @@ import { Logger } from 'nestjs-pino';
 import { Logger as NestLogger } from '@nestjs/common';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
-import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
+import {
+  EventStoreDatabaseEncodingError,
+  EventStoreHeadBehindError,
+  EventStoreSchemaMismatchError,
+  EventStoreSchemaNewerError,
+  EventStoreUnavailableError,
+  isPostgresPermissionDenied,
+  type EventStore,
+} from '@lib/event-store';
 import {
   AutoCompactionScheduler,
   COMMAND_EVENT_STORE,
@@ -72,6 +80,9 @@ import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
 import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
+import { databaseHeadBehindRefusal } from './config/database-head-behind-refusal';
+import { databasePrivilegeRefusal } from './config/database-privilege-refusal';
+import { holdSchemaCreation, releaseSchemaCreation } from './config/schema-creation-hold';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory, requireWritableClaimsDirectory, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
@@ -191,6 +202,9 @@ async function buildService(
   // Aborted at half of the shutdown's bound: model calls still running then fail their pass (shutdown-bound.ts).
   const shutdownAbort = new AbortController();
   const store = openEventStore(config);
+  // PostgreSQL: a new database (none of the service's tables) reads as an empty log and is not set up until the checks
+  // below passed: a start they refuse (read models of a log, an empty one here) leaves it as found, ready for a pg_restore.
+  holdSchemaCreation(store);
   let readModels: ReadModelStore;
   // What opening the read models says (a damaged file moved aside): logged at warn by the service's logger once it exists,
   // a JSON line like every other (newcomer ncops67 F2: plain text on stderr, which a pipeline keeping JSON lines missed);
@@ -214,14 +228,18 @@ async function buildService(
   }
   try {
     await checkReadModelsOfThisLog(config.dataDir, store, readModels);
-    // PostgreSQL: the schema is set up at start (a database set up by a newer build, one whose
-    // encoding is not UTF8, or one with a table of the service's names that is not its own, is refused here, failing the start); a server down now is set up on
+    // PostgreSQL: the schema is set up at start, once the checks above passed (a database set up by a newer build, one whose
+    // encoding is not UTF8, one with a table of the service's names that is not its own, one whose events go past its head
+    // (a collided restore), or a role denied a privilege the set-up needs, is refused here, failing the start); a server down now is set up on
     // first use, as before.
+    releaseSchemaCreation(store);
     if (eventStoreKind(config) === 'postgres')
       await store.headPosition().catch((err: unknown) => {
         if (err instanceof EventStoreSchemaNewerError) throw err;
         if (err instanceof EventStoreDatabaseEncodingError) throw databaseEncodingRefusal(err, config.databaseUrl!);
         if (err instanceof EventStoreSchemaMismatchError) throw databaseSchemaMismatchRefusal(err, config.databaseUrl!);
+        if (err instanceof EventStoreHeadBehindError) throw databaseHeadBehindRefusal(err, config.databaseUrl!);
+        if (err instanceof EventStoreUnavailableError && isPostgresPermissionDenied(err.cause)) throw databasePrivilegeRefusal(err.cause, config.databaseUrl!);
       });
   } catch (err) {
     openingLinesOnStderr();

@@ -26,6 +26,7 @@ import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
 import { loadRebuildSettings } from './config/rebuild-settings';
 import { eventStoreKind, eventStoreNamed, openEventStore } from './config/event-store-config';
+import { holdSchemaCreation, releaseSchemaCreation } from './config/schema-creation-hold';
 import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore, withholdModeBitsFromServiceFiles } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
@@ -48,6 +49,8 @@ async function main(): Promise<void> {
   const withheld = withholdModeBitsFromServiceFiles(config);
   if (withheld.length > 0) process.stdout.write(`${modesWithheldLine(withheld)}\n`);
   const store = openEventStore(config);
+  // PostgreSQL: a new database is not set up before the empty-log check below (a refused rebuild leaves it as found).
+  holdSchemaCreation(store);
   let readModels: ReadModelStore;
   try {
     // A partial copy (copy-store's mark) is refused before its log is read (SQLite: at open).
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
     const head = await store.headPosition();
     // An empty log under read models at N > 0: the store is missing; rebuilding would empty the read models, perhaps the last copy of the events.
     refuseEmptyLogUnder(config.dataDir, head, readModels);
+    releaseSchemaCreation(store);
     // Which store was read: SQLITE_EVENTS_FILE may put it outside DATA_DIR, and a rebuild from another store than meant must show.
     process.stdout.write(`reading the event store ${eventStoreNamed(config)}\n`);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);

@@ -188,6 +188,26 @@ export class EventStoreSchemaMismatchError extends Error {
 }
 
 /**
+ * The PostgreSQL store's `es_events` holds events past its head (`es_head`): the head row was not
+ * restored with them, as when `pg_restore` ran into a database where a start had already created
+ * the schema (the dump's `es_head` row collides with the one created, `duplicate key`, and the
+ * restore keeps going). Appends would take positions the log already holds. The store refuses the
+ * database before creating or changing anything in it (newcomer ncpg73 F3). `head` is `es_head`'s
+ * position (0n when the row is missing), `last` the highest position in `es_events` (bigints).
+ */
+export class EventStoreHeadBehindError extends Error {
+  override readonly name = 'EventStoreHeadBehindError';
+  constructor(
+    readonly head: bigint,
+    readonly last: bigint,
+  ) {
+    super(
+      `the event store's tables hold events up to position ${last}, but its head (es_head) is at position ${head}: a pg_restore collided with a schema created before it (its es_head row was not restored), so the log is not empty but incomplete or inconsistent`,
+    );
+  }
+}
+
+/**
  * The store's schema was set up by a newer build than this one (its recorded version is higher
  * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
  * a build at least as new as the one that set it up. Only builds that record and check the version

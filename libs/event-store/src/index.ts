@@ -25,7 +25,16 @@ export { SqliteWalPurge, WAL_PURGE_RETRY_DEFAULTS, type PendingWalScrub, type Wa
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
-export { isClosedBeforePostgresAnswer, postgresCauseOf, postgresConnectionCauseOf, postgresUnavailableMessage } from './postgres/postgres-errors';
+export {
+  INSUFFICIENT_PRIVILEGE,
+  isClosedBeforePostgresAnswer,
+  isPostgresPasswordMissing,
+  isPostgresPermissionDenied,
+  postgresCauseOf,
+  postgresConnectionCauseOf,
+  postgresPrivilegesNeeded,
+  postgresUnavailableMessage,
+} from './postgres/postgres-errors';
 export { ANSWER_MARGIN_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, answerTimeoutMs } from './postgres/postgres-settings';
 export { PostgresNoAnswerError } from './postgres/no-answer';
 export { SERVICE_APPLICATION_NAME, copyStoreApplicationName } from './postgres/postgres-application-name';

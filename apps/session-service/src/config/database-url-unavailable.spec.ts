@@ -7,6 +7,7 @@
 import * as net from 'node:net';
 import { EventStoreUnavailableError, PostgresNoAnswerError } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
+import { mapPostgresError } from '../../../../libs/event-store/src/postgres/postgres-errors';
 import { databaseUrlUnavailable } from './database-url-unavailable';
 
 const URL = 'postgres://app:hunter2@db.internal:5432/events';
@@ -68,6 +69,37 @@ describe('the store’s error when PostgreSQL at DATABASE_URL cannot be reached'
     expect(databaseUrlUnavailable(error, URL)).toBe(message);
   });
 
+  // Newcomer ncpg73 F2: the driver's raw "SASL: …" on /health, and writes 500 internal.
+  it.each([
+    ['the driver’s own SCRAM error (no SQLSTATE)', new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string')],
+    ['PostgreSQL’s answer under cleartext password authentication', driverError('empty password returned by client', { code: '28P01' })],
+  ])('no password in DATABASE_URL for a server that asks for one (%s): the refused login’s answer, saying the URL carries none', (_case, error) => {
+    const url = 'postgres://app@db.internal:5432/events';
+    expect(databaseUrlUnavailable(error, url)).toBe(
+      // (a URL's lone user part is masked as a token would be)
+      `PostgreSQL event store: DATABASE_URL=postgres://***@db.internal:5432/events: the server asks for a password and DATABASE_URL carries none, nor is PGPASSWORD set (${error.message}): put the user's password in DATABASE_URL (postgres://user:password@host:5432/database, percent-encoded; or fix the server's pg_hba.conf) and restart the service; it retries meanwhile`,
+    );
+    const mapped = mapPostgresError(error, (e) => databaseUrlUnavailable(e, url));
+    expect(mapped).toBeInstanceOf(EventStoreUnavailableError);
+  });
+
+  // Newcomer ncpg73 F1: a privilege the role lacks answered 500 internal; /health named neither the role nor the fix.
+  it('a privilege denied (SQLSTATE 42501): names the role (never the password) and what to grant it', () => {
+    const denied = driverError('permission denied for table es_schema', { code: '42501' });
+    const message = databaseUrlUnavailable(denied, URL);
+    expect(
+      message.startsWith(
+        `${SHOWN}: PostgreSQL denied the role app a privilege the service needs (permission denied for table es_schema, SQLSTATE 42501): grant it what it needs: `,
+      ),
+    ).toBe(true);
+    expect(message).toContain('GRANT CREATE ON SCHEMA public TO app');
+    expect(message).toContain('GRANT SELECT, INSERT, UPDATE, DELETE ON es_events, es_streams, es_head, es_schema TO app');
+    expect(message.endsWith('; the service retries meanwhile')).toBe(true);
+    expect(message).not.toContain('hunter2');
+    // A role that is not a plain identifier is quoted as SQL wants it.
+    expect(databaseUrlUnavailable(denied, 'postgres://App%2DUser:pw@db/events')).toContain('GRANT CREATE ON SCHEMA public TO "App-User"');
+  });
+
   it('leaves the driver’s message as it is for what no setting fixes (a read-only server in a failover, a connection cut)', () => {
     expect(databaseUrlUnavailable(driverError('cannot execute INSERT in a read-only transaction', { code: '25006' }), URL)).toBe(
       'PostgreSQL event store: cannot execute INSERT in a read-only transaction',
@@ -100,6 +132,48 @@ async function notPostgres(onConnection: (socket: net.Socket) => void): Promise<
     },
   };
 }
+
+/**
+ * A server speaking PostgreSQL's protocol as far as SCRAM authentication: it asks for SCRAM-SHA-256 and answers the
+ * client's first message with a server-first-message, where a client without a password fails (pg's own error).
+ */
+function scramAsking(socket: net.Socket): void {
+  let messages = 0;
+  const auth = (code: number, body: Buffer): Buffer => {
+    const head = Buffer.alloc(9);
+    head.write('R', 0);
+    head.writeInt32BE(8 + body.length, 1);
+    head.writeInt32BE(code, 5);
+    return Buffer.concat([head, body]);
+  };
+  socket.on('data', () => {
+    messages++;
+    // AuthenticationSASL (10) after the start-up message; AuthenticationSASLContinue (11) after the SASLInitialResponse.
+    if (messages === 1) socket.write(auth(10, Buffer.from('SCRAM-SHA-256\0\0')));
+    else if (messages === 2) socket.write(auth(11, Buffer.from('r=clientnonceservernonce,s=c2FsdA==,i=4096')));
+  });
+}
+
+describe('DATABASE_URL without a password for a server asking for one (newcomer ncpg73 F2)', () => {
+  it('the store’s error is the refused login’s, naming DATABASE_URL and saying it carries no password', async () => {
+    const server = await notPostgres(scramAsking);
+    const url = `postgres://app@127.0.0.1:${server.port}/events`;
+    const saved = process.env.PGPASSWORD;
+    delete process.env.PGPASSWORD;
+    const store = PostgresEventStore.connect(url, { describeUnavailable: (error) => databaseUrlUnavailable(error, url), connectionTimeoutMs: 5000 });
+    try {
+      const read = await store.headPosition().catch((e: unknown) => e);
+      expect(read).toBeInstanceOf(EventStoreUnavailableError);
+      expect((read as Error).message).toBe(
+        `PostgreSQL event store: DATABASE_URL=postgres://***@127.0.0.1:${server.port}/events: the server asks for a password and DATABASE_URL carries none, nor is PGPASSWORD set (SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string): put the user's password in DATABASE_URL (postgres://user:password@host:5432/database, percent-encoded; or fix the server's pg_hba.conf) and restart the service; it retries meanwhile`,
+      );
+    } finally {
+      if (saved !== undefined) process.env.PGPASSWORD = saved;
+      await store.close();
+      await server.close();
+    }
+  });
+});
 
 describe('DATABASE_URL naming a server that is not PostgreSQL (newcomer ncoperator F2: only "Connection terminated unexpectedly")', () => {
   it.each<[string, (socket: net.Socket) => void, string]>([

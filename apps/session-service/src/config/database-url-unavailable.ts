@@ -5,8 +5,15 @@
  * refusals, its credentials masked, with what to fix. Never fatal: a store that does not answer at
  * start is waited for (docs/configuration.md), so each text says that the service retries.
  */
-import { isClosedBeforePostgresAnswer, PostgresNoAnswerError, postgresUnavailableMessage } from '@lib/event-store';
+import {
+  isClosedBeforePostgresAnswer,
+  isPostgresPasswordMissing,
+  isPostgresPermissionDenied,
+  PostgresNoAnswerError,
+  postgresUnavailableMessage,
+} from '@lib/event-store';
 import { configurationRefusalMessage } from '@lib/session';
+import { privilegeProblem } from './database-privilege-refusal';
 
 /** The parts of a driver error read here: a socket error (`code`, `address`, `port`, `hostname`; `errors` when Node tried several addresses) or a server error (`code`: SQLSTATE). */
 interface DriverError {
@@ -94,9 +101,20 @@ function problemOf(error: DriverError, databaseUrl: string): { problem: string; 
       problem: message,
       fix: "the server accepts this connection only over SSL: add sslmode=verify-full to DATABASE_URL (or a host line to the server's pg_hba.conf) and restart the service; it retries meanwhile",
     };
+  // No password in the URL (nor PGPASSWORD) for a server asking for one: the driver's own SCRAM error, or 28P01 `empty password` (newcomer ncpg73 F2).
+  if (isPostgresPasswordMissing(error))
+    return {
+      problem: `the server asks for a password and DATABASE_URL carries none, nor is PGPASSWORD set (${message})`,
+      fix: "put the user's password in DATABASE_URL (postgres://user:password@host:5432/database, percent-encoded; or fix the server's pg_hba.conf) and restart the service; it retries meanwhile",
+    };
   if (code.startsWith('28'))
     return { problem: message, fix: "fix the user or password in DATABASE_URL (or the server's pg_hba.conf) and restart the service; it retries meanwhile" };
   if (code === '3D000') return { problem: message, fix: 'create the database (createdb) or fix its name in DATABASE_URL; the service retries until it exists' };
+  // A privilege the role lacks (revoked while running, or met at first use after a start that found the server down; at start: databasePrivilegeRefusal).
+  if (isPostgresPermissionDenied(error)) {
+    const { problem, fix } = privilegeProblem(error, databaseUrl);
+    return { problem, fix: `${fix}; the service retries meanwhile` };
+  }
   return null;
 }
 
@@ -107,7 +125,8 @@ function problemOf(error: DriverError, databaseUrl: string): { problem: string; 
  * any answer of PostgreSQL's (`isClosedBeforePostgresAnswer`: not a PostgreSQL server, e.g. another
  * service's port), SSL asked for of a server without it (or the reverse: pg_hba.conf
  * accepting the user only over SSL), a login refused (SQLSTATE class 28: wrong password, unknown
- * user, pg_hba.conf), a database that does not exist or a statement unanswered within the client-side
+ * user, pg_hba.conf; no password in the URL for a server asking for one, `isPostgresPasswordMissing`), a database that does not exist,
+ * a privilege the role lacks (SQLSTATE 42501: the role named, what to grant) or a statement unanswered within the client-side
  * bound ({@link PostgresNoAnswerError}: a frozen server), `PostgreSQL event store: DATABASE_URL=<the URL,
  * credentials masked>: <what is wrong>: <what to fix>; the service retries …`, e.g.
  * `PostgreSQL event store: DATABASE_URL=postgres://app:***@db:5432/events: connection refused by

@@ -1,5 +1,13 @@
 import { EventStoreUnavailableError } from '../errors';
-import { connectFailure, isClosedBeforePostgresAnswer, isPostgresUnavailable, mapPostgresError, postgresCauseOf } from './postgres-errors';
+import {
+  connectFailure,
+  isClosedBeforePostgresAnswer,
+  isPostgresUnavailable,
+  mapPostgresError,
+  postgresCauseOf,
+  postgresConnectionCauseOf,
+  postgresUnavailableMessage,
+} from './postgres-errors';
 
 describe('mapPostgresError', () => {
   it('takes SSL asked for of a server without it for the store unavailable, described by the caller (the service names DATABASE_URL and the fix)', () => {
@@ -37,6 +45,33 @@ describe('mapPostgresError', () => {
     expect(postgresCauseOf(code)).toContain(`(SQLSTATE ${code})`);
     // no server detail (user, host, database names) in what a client is shown
     expect(postgresCauseOf(code)).not.toMatch(/events|app|10\.0\.0\.7/);
+  });
+
+  // Newcomer ncpg73 F4: 856 appends ended by pg_terminate_backend answered "PostgreSQL is shutting down" while it ran on.
+  it('says a connection ended by the server (57P01: a shutdown, or pg_terminate_backend) is that, not only a shutdown', () => {
+    expect(postgresCauseOf('57P01')).toBe('the server ended the connection (shut down, or an administrator terminated it) (SQLSTATE 57P01)');
+  });
+
+  // Newcomer ncpg73 F1: a privilege the role lacks answered 500 internal "may be retried", for ever.
+  it('takes a privilege denied to the role (SQLSTATE 42501) for the store unavailable, saying what to grant', () => {
+    const driver = Object.assign(new Error('permission denied for schema public'), { code: '42501' });
+    const mapped = mapPostgresError(driver);
+    expect(mapped).toBeInstanceOf(EventStoreUnavailableError);
+    expect((mapped as EventStoreUnavailableError).mayHaveBeenWritten).toBe(false);
+    expect((mapped as Error).message).toMatch(
+      /^PostgreSQL event store: permission denied for schema public \(SQLSTATE 42501\): the role needs CREATE on the schema .*GRANT CREATE ON SCHEMA public TO <role>/,
+    );
+    expect(postgresCauseOf('42501')).toMatch(
+      /^PostgreSQL denied DATABASE_URL's role a privilege .*CREATE on the schema .*SELECT, INSERT, UPDATE and DELETE on es_events, es_streams, es_head and es_schema.*\(SQLSTATE 42501\)$/,
+    );
+  });
+
+  // Newcomer ncpg73 F2: the driver's "client password must be a string" answered 500 internal.
+  it('takes no password for a server asking for one (the driver’s SCRAM error) for the store unavailable, saying so', () => {
+    const driver = new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string');
+    expect(mapPostgresError(driver)).toBeInstanceOf(EventStoreUnavailableError);
+    expect(postgresUnavailableMessage(driver)).toMatch(/the server asks for a password and the connection string carries none/);
+    expect(postgresConnectionCauseOf(driver)).toMatch(/^PostgreSQL asks for a password and DATABASE_URL carries none/);
   });
 
   it("leaves a missing object that is not the service's unchanged (a bug, not an outage)", () => {

@@ -24,6 +24,48 @@ const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOU
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end|does not support SSL connections|error establishing an SSL connection/i;
 
+/**
+ * The `pg` driver's error when the server asks for a SCRAM password and the client has none (no
+ * password in the connection string, no `PGPASSWORD`, no `.pgpass` entry): thrown by the driver
+ * itself, without a SQLSTATE (newcomer ncpg73 F2: it answered 500 `internal`).
+ */
+const NO_PASSWORD_MESSAGE = /client password must be a string/;
+
+/**
+ * True when `error` says the server asked for a password and the client sent none: the driver's
+ * own SCRAM error ({@link NO_PASSWORD_MESSAGE}), or PostgreSQL's answer to an empty one under
+ * `password` (cleartext) authentication (28P01 `empty password returned by client`). A login
+ * refused as a wrong password is, with the fix "put the password in DATABASE_URL".
+ */
+export function isPostgresPasswordMissing(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (NO_PASSWORD_MESSAGE.test(error.message)) return true;
+  return (error as { code?: unknown }).code === '28P01' && /empty password/i.test(error.message);
+}
+
+/** SQLSTATE 42501 insufficient_privilege: the role may not create in the schema, or read or write a table, or replace a function it does not own. */
+export const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * True when `error` is PostgreSQL's refusal of a privilege the connecting role lacks (SQLSTATE
+ * 42501: `permission denied for schema public`, `… for table es_schema`, `must be owner of table
+ * es_events`). Nothing was written (the statement was rolled back), and retrying does not help
+ * until the role is granted what it needs ({@link POSTGRES_PRIVILEGES_NEEDED}).
+ */
+export function isPostgresPermissionDenied(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === INSUFFICIENT_PRIVILEGE;
+}
+
+/**
+ * What the role the store connects as needs, with `role` (its name, or a placeholder) in the
+ * statements that grant it: CREATE on the schema its tables go in for the first start and for a
+ * start that upgrades the schema, and afterwards read and write on its tables (a start that
+ * changes nothing runs no DDL). Newcomer ncpg73 F1.
+ */
+export function postgresPrivilegesNeeded(role: string): string {
+  return `the role needs CREATE on the schema its tables go in (public, or the first schema of its search_path) at the first start and at a start that upgrades the schema (GRANT CREATE ON SCHEMA public TO ${role}, or make it the database's owner: ALTER DATABASE <database> OWNER TO ${role}; PostgreSQL 15 and later no longer grant CREATE on public to every role), and afterwards SELECT, INSERT, UPDATE and DELETE on es_events, es_streams, es_head and es_schema (tables another role created: ALTER TABLE <table> OWNER TO ${role} for each, or GRANT SELECT, INSERT, UPDATE, DELETE ON es_events, es_streams, es_head, es_schema TO ${role}, and run the start of a build that upgrades the schema as their owner)`;
+}
+
 /** SQLSTATE of a write refused by a read-only server (a standby). */
 export const READ_ONLY_SQL_TRANSACTION = '25006';
 
@@ -66,7 +108,7 @@ export function isPostgresUnavailable(error: unknown): boolean {
   if (error instanceof PostgresNoAnswerError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODE.test(code))) return true;
-  return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);
+  return error instanceof Error && (UNAVAILABLE_MESSAGE.test(error.message) || NO_PASSWORD_MESSAGE.test(error.message));
 }
 
 /** Errors of opening a connection ({@link connectFailure}): the driver's, before PostgreSQL's start-up handshake finished. */
@@ -101,9 +143,18 @@ export function isClosedBeforePostgresAnswer(error: unknown): boolean {
   );
 }
 
-/** The default message of the {@link EventStoreUnavailableError} of a driver error: `PostgreSQL event store: <the driver's message>`. */
+/**
+ * The default message of the {@link EventStoreUnavailableError} of a driver error: `PostgreSQL event store: <the driver's message>`;
+ * a privilege refused ({@link isPostgresPermissionDenied}) with what the role needs ({@link postgresPrivilegesNeeded}), a password
+ * asked for and none sent ({@link isPostgresPasswordMissing}) saying so.
+ */
 export function postgresUnavailableMessage(error: unknown): string {
-  return `PostgreSQL event store: ${(error as Error).message}`;
+  const message = (error as Error).message;
+  if (isPostgresPermissionDenied(error))
+    return `PostgreSQL event store: ${message} (SQLSTATE ${INSUFFICIENT_PRIVILEGE}): ${postgresPrivilegesNeeded('<role>')}`;
+  if (isPostgresPasswordMissing(error))
+    return `PostgreSQL event store: the server asks for a password and the connection string carries none (${message}): put the password in it (postgres://user:password@host:5432/database, percent-encoded)`;
+  return `PostgreSQL event store: ${message}`;
 }
 
 /**
@@ -126,7 +177,7 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
   ) {
     return error;
   }
-  if (isPostgresUnavailable(error)) return new EventStoreUnavailableError(describe(error), error);
+  if (isPostgresUnavailable(error) || isPostgresPermissionDenied(error)) return new EventStoreUnavailableError(describe(error), error);
   if (isPostgresSchemaMissing(error)) return new EventStoreUnavailableError(postgresSchemaMissingMessage(error), error);
   return error;
 }
@@ -136,7 +187,8 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
  * server detail): e.g. `PostgreSQL has too many connections (SQLSTATE 53300)`; null for a code
  * without one of its own (the caller says "unavailable" only). Covers 53300 too many connections,
  * 57014 statement canceled (statement timeout), 55P03 lock not available (lock timeout), 25006
- * read-only, 53100 disk full, 57P01–57P03 shutting down, starting up or in recovery, 3D000 the database missing,
+ * read-only, 53100 disk full, 57P01 the connection ended by the server (a shutdown, or `pg_terminate_backend`), 57P02 and 57P03
+ * shutting down, starting up or in recovery, 3D000 the database missing, 42501 a privilege denied to the role (what to grant),
  * 28P01 and 28000 the login refused, 42P01, 42883 and 3F000 the service's tables missing (only mapped to unavailable when {@link isPostgresSchemaMissing}).
  */
 export function postgresCauseOf(sqlstate: string): string | null {
@@ -151,9 +203,11 @@ export function postgresCauseOf(sqlstate: string): string | null {
  * its host name not resolved) or node-postgres' `Connection terminated unexpectedly` (the server or the network closed
  * it), e.g. `PostgreSQL refused the connection: no server listens at the address DATABASE_URL names (ECONNREFUSED)`;
  * null for another error. Newcomer ncpg67 F2: these answered only "the event store is unavailable; retry later" while
- * `/health` already said why.
+ * `/health` already said why. A password asked for and none sent ({@link isPostgresPasswordMissing}) says so (newcomer ncpg73 F2).
  */
 export function postgresConnectionCauseOf(error: unknown): string | null {
+  if (isPostgresPasswordMissing(error))
+    return 'PostgreSQL asks for a password and DATABASE_URL carries none (nor is PGPASSWORD set): put the password in DATABASE_URL';
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && POSTGRES_CONNECTION_CAUSES[code] !== undefined) return `${POSTGRES_CONNECTION_CAUSES[code]} (${code})`;
   if (error instanceof Error && /^Connection terminated( unexpectedly)?$/.test(error.message))
@@ -180,8 +234,11 @@ const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
   '55P03': 'a PostgreSQL lock was not available within the lock timeout',
   '25006': 'PostgreSQL is read-only (a standby or a read-only database)',
   '53100': "PostgreSQL's disk is full",
-  '57P01': 'PostgreSQL is shutting down',
+  // admin_shutdown: the server stopping (fast or immediate) and pg_terminate_backend alike (newcomer ncpg73 F4).
+  '57P01': 'the server ended the connection (shut down, or an administrator terminated it)',
   '57P02': 'PostgreSQL is shutting down',
+  '42501':
+    "PostgreSQL denied DATABASE_URL's role a privilege on the event store's schema or tables: grant it CREATE on the schema (first start, upgrades) and SELECT, INSERT, UPDATE and DELETE on es_events, es_streams, es_head and es_schema, or make it their owner (GET /health names the object; docs/stores.md lists the privileges)",
   // One code for a server starting up, shutting down (new connections during a fast or smart stop) or in recovery (newcomer ncpg67 F2).
   '57P03': 'PostgreSQL cannot accept connections now (starting up, shutting down or in recovery)',
   '42P01':

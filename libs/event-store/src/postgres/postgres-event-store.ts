@@ -5,7 +5,9 @@ import {
   EventStoreClosedError,
   EventStoreCopyInProgressError,
   EventStoreDatabaseEncodingError,
+  EventStoreHeadBehindError,
   EventStoreSchemaNewerError,
+  EventStoreUnavailableError,
   WrongExpectedRevisionError,
   WrongIncarnationError,
 } from '../errors';
@@ -46,6 +48,7 @@ import {
   POSTGRES_SCHEMA_STATE_SQL,
   POSTGRES_SCHEMA_VERSION,
   POSTGRES_SCHEMA_VERSION_SQL,
+  postgresHeadAndLastSql,
 } from './postgres-schema';
 import { POSTGRES_TABLE_COLUMNS, POSTGRES_TABLE_COLUMNS_SQL, schemaShapeMismatch, type TableColumnRow } from './postgres-schema-shape';
 import {
@@ -136,6 +139,7 @@ interface SchemaStateRow {
   append_in_life_body: string | null;
   has_version_table: boolean;
   has_copy_marker: boolean;
+  has_head: boolean;
 }
 
 /**
@@ -220,7 +224,10 @@ export class ConnectionNotReadyError extends Error {
  * An error the server answered (a SQLSTATE) means the statement was rolled back: answered at once.
  */
 export class PostgresEventStore implements EventStore {
-  private schemaReady: Promise<void> | null = null;
+  /** The schema setup under way or done: resolves true (the schema is there), or false (none, its creation held: not kept). */
+  private schemaReady: Promise<boolean> | null = null;
+  /** {@link holdSchemaCreation}: a database without the store's tables is not set up until {@link releaseSchemaCreation}. */
+  private schemaCreationHeld = false;
   private closed = false;
   private readonly subscriptions: PollingSubscriptions;
   /** Where schema change lines go (see {@link reportSchemaChanges}); until set, they wait in `pendingSchemaChanges`. */
@@ -295,6 +302,25 @@ export class PostgresEventStore implements EventStore {
     const { connectionString: url, connectionTimeoutMillis, query_timeout, application_name } = config;
     const claims = new PostgresClaims({ connectionString: url, connectionTimeoutMillis, query_timeout, application_name }, describeUnavailable);
     return new PostgresEventStore(new Pool(config), options, claims);
+  }
+
+  /**
+   * Holds the creation of the schema in a database that holds none of the store's tables (a new
+   * database, or one dropped and created again) until {@link releaseSchemaCreation}: meanwhile the
+   * setup still refuses what it refuses (a newer version, a copy's mark, another application's
+   * tables, an encoding other than UTF8) but creates nothing in such a database, {@link headPosition}
+   * answers 0n (its log is empty), and every other operation rejects with EventStoreUnavailableError.
+   * A database that has the tables is set up (upgraded) as usual. So a start that checks its read models
+   * against the log, and refuses, leaves a new database as it found it: a `pg_restore` into it then
+   * does not collide with a schema created by the refused start (newcomer ncpg73 F3).
+   */
+  holdSchemaCreation(): void {
+    this.schemaCreationHeld = true;
+  }
+
+  /** Ends {@link holdSchemaCreation}: the next operation creates the schema in a database without it. */
+  releaseSchemaCreation(): void {
+    this.schemaCreationHeld = false;
   }
 
   /**
@@ -392,9 +418,12 @@ export class PostgresEventStore implements EventStore {
     return rows.length === 0 ? 0n : BigInt(rows[0].incarnation);
   }
 
-  /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
+  /**
+   * The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store (also a
+   * database without the store's tables while their creation is held: {@link holdSchemaCreation}).
+   */
   async headPosition(): Promise<bigint> {
-    const rows = await this.guard(() => this.query<{ position: string }>('SELECT position FROM es_head'));
+    const rows = await this.guard(async () => ((await this.ensureSchema()) ? this.query<{ position: string }>('SELECT position FROM es_head') : []));
     return rows.length === 0 ? 0n : BigInt(rows[0].position);
   }
 
@@ -476,7 +505,7 @@ export class PostgresEventStore implements EventStore {
    */
   async probeWrite(): Promise<void> {
     await this.guard(async () => {
-      await this.ensureSchema();
+      await this.requireSchema();
       await this.onClient(async (client, discard) => {
         await client.query('BEGIN');
         try {
@@ -569,7 +598,7 @@ export class PostgresEventStore implements EventStore {
 
   /** A read (or a statement whose lost answer needs no re-run): on the pool. */
   private async query<R>(sql: string, params: unknown[] = []): Promise<R[]> {
-    await this.ensureSchema();
+    await this.requireSchema();
     const client = await this.checkout();
     let broken = false;
     try {
@@ -622,13 +651,13 @@ export class PostgresEventStore implements EventStore {
    * was sent, with {@link AnswerLostError}.
    */
   private async statement<R>(sql: string, params: unknown[]): Promise<R[]> {
-    await this.ensureSchema();
+    await this.requireSchema();
     return this.onClient(async (client) => (await client.query(sql, params)).rows as R[]);
   }
 
   /** `fn` in one transaction (rolled back when it throws), lost answers as for {@link statement}. */
   private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
-    await this.ensureSchema();
+    await this.requireSchema();
     await this.onClient(async (client, discard) => {
       await client.query('BEGIN');
       try {
@@ -691,15 +720,21 @@ export class PostgresEventStore implements EventStore {
    * the service's (EventStoreSchemaMismatchError, {@link schemaShapeMismatch}), and one holding a copy's mark
    * (EventStoreCopyInProgressError, unless {@link PostgresEventStoreOptions.acceptCopyInProgress}). `es_events.created`'s default is set to the server's clock at
    * the insert when it is not ({@link POSTGRES_CREATED_DEFAULT_SQL}). A setup that changed something reports one line
-   * ({@link reportSchemaChanges}).
+   * ({@link reportSchemaChanges}). A database whose `es_events` holds events past `es_head` (a collided restore) is refused
+   * with EventStoreHeadBehindError (unless {@link PostgresEventStoreOptions.acceptCopyInProgress}). Every refusal rolls the
+   * setup's transaction back: nothing created or changed. A database already set up for this version gets no DDL at all
+   * (a role with only read and write on the tables serves it; newcomer ncpg73 F1). Resolves true once the schema is
+   * there; false, creating nothing and remembering nothing, for a database without the tables while their creation is
+   * held ({@link holdSchemaCreation}).
    */
-  private ensureSchema(): Promise<void> {
+  private ensureSchema(): Promise<boolean> {
     if (this.closed) return Promise.reject(new EventStoreClosedError('PostgreSQL'));
     this.schemaReady ??= (async () => {
       const client = await this.checkout();
       // a connection lost meanwhile rejects the statement (the setup fails, tried again on the next call); its `error` event must not end the process
       client.on('error', () => undefined);
       let change: string | null;
+      let held = false;
       // The setup's statements may wait up to its own statement timeout: its answers get that + the margin on the client.
       const setupQuery = <R extends QueryResultRow>(text: string, values?: unknown[]) =>
         client.query<R>({ text, values, query_timeout: SCHEMA_SETUP_TIMEOUT_MS + ANSWER_MARGIN_MS } as QueryConfig);
@@ -728,27 +763,55 @@ export class PostgresEventStore implements EventStore {
         // Tables of the same names that are not the service's (another application's es_events): refused before anything is created or changed.
         const mismatch = schemaShapeMismatch((await setupQuery<TableColumnRow>(POSTGRES_TABLE_COLUMNS_SQL, [Object.keys(POSTGRES_TABLE_COLUMNS)])).rows);
         if (mismatch) throw mismatch;
-        await setupQuery(POSTGRES_SCHEMA_SQL);
-        // Only when it differs: ALTER TABLE takes es_events' exclusive lock, which would wait for (and stop) other replicas' reads and appends on every start.
-        if (createdDefaultDiffers(before)) await setupQuery(POSTGRES_CREATED_DEFAULT_SQL);
-        await setupQuery('COMMIT');
-        client.release();
+        // Events past the head: a pg_restore that collided with a schema created before it (its es_head row kept). Appends would reuse positions.
+        if (before.has_tables && !this.acceptCopyInProgress) {
+          const { last, head } = (await setupQuery<{ last: string | null; head: string | null }>(postgresHeadAndLastSql(before.has_head))).rows[0];
+          if (last !== null && BigInt(last) > BigInt(head ?? '0')) throw new EventStoreHeadBehindError(BigInt(head ?? '0'), BigInt(last));
+        }
         change = schemaChangeLine(before, recorded);
+        if (!before.has_tables && this.schemaCreationHeld) {
+          // A new database while the caller's checks run: nothing is created (see holdSchemaCreation).
+          await setupQuery('ROLLBACK');
+          held = true;
+        } else {
+          // A database set up for this version gets no DDL: CREATE OR REPLACE FUNCTION and COMMENT ON TABLE need its owner, and the role may only read and write its tables.
+          if (change !== null) await setupQuery(POSTGRES_SCHEMA_SQL);
+          // Only when it differs: ALTER TABLE takes es_events' exclusive lock, which would wait for (and stop) other replicas' reads and appends on every start.
+          if (createdDefaultDiffers(before)) await setupQuery(POSTGRES_CREATED_DEFAULT_SQL);
+          await setupQuery('COMMIT');
+        }
+        client.release();
       } catch (error) {
         client.release(true);
         // A standby (read-only) refuses the DDL even when the schema is there: reads can be served,
         // and writes answer store_unavailable (SQLSTATE 25006) until a primary takes them.
-        if ((error as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION && (await this.schemaExists())) return;
+        if ((error as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION && (await this.schemaExists())) return true;
         throw noAnswerOf(error, SCHEMA_SETUP_TIMEOUT_MS + ANSWER_MARGIN_MS);
       }
-      if (change === null) return;
+      if (held) {
+        this.schemaReady = null;
+        return false;
+      }
+      if (change === null) return true;
       if (this.schemaChangeListener) this.schemaChangeListener(change);
       else this.pendingSchemaChanges.push(change);
+      return true;
     })().catch((error: unknown) => {
       this.schemaReady = null;
       throw error;
     });
     return this.schemaReady;
+  }
+
+  /**
+   * {@link ensureSchema}, rejecting with EventStoreUnavailableError when the database holds none of the store's tables and their
+   * creation is held ({@link holdSchemaCreation}): only {@link headPosition} answers then.
+   */
+  private async requireSchema(): Promise<void> {
+    if (!(await this.ensureSchema()))
+      throw new EventStoreUnavailableError(
+        "PostgreSQL event store: the database holds none of the service's tables, and their creation is held until the start's checks have passed",
+      );
   }
 
   /** {@link withKnownOutcome}'s options for a `write` of `stream` on this store. */

@@ -136,7 +136,8 @@ END
  * What the database holds before the schema setup, read in its transaction (one row): whether the
  * tables exist, whether `es_streams` has `deleted`, the default of `es_events.created` (as
  * `pg_get_expr` prints it, null when there is none), the current bodies of `es_append_v2` and
- * `es_append_in_life_v1` (null when absent), whether `es_schema` exists, and whether the copy's mark `es_copy_in_progress` (copy-marker.ts) does.
+ * `es_append_in_life_v1` (null when absent), whether `es_schema` exists, whether the copy's mark `es_copy_in_progress` (copy-marker.ts) does,
+ * and whether `es_head` does.
  */
 export const POSTGRES_SCHEMA_STATE_SQL = `
 SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
@@ -146,8 +147,19 @@ SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_FUNCTION}')) AS append_body,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_IN_LIFE_FUNCTION}')) AS append_in_life_body,
        to_regclass('es_schema') IS NOT NULL AS has_version_table,
-       to_regclass('es_copy_in_progress') IS NOT NULL AS has_copy_marker
+       to_regclass('es_copy_in_progress') IS NOT NULL AS has_copy_marker,
+       to_regclass('es_head') IS NOT NULL AS has_head
 `;
+
+/**
+ * The statement reading the highest position in `es_events` and `es_head`'s position (decimal text; `head` null
+ * when the row, or with `hasHead` false the table, is missing; `last` null when `es_events` is empty): read when
+ * `es_events` exists, to refuse events past the head (a collided restore, EventStoreHeadBehindError).
+ * `max(position)` reads the primary key's last entry.
+ */
+export function postgresHeadAndLastSql(hasHead: boolean): string {
+  return `SELECT (SELECT max(position) FROM es_events)::text AS last, ${hasHead ? '(SELECT position FROM es_head LIMIT 1)::text' : 'NULL::text'} AS head`;
+}
 
 /** The recorded schema version (read when `es_schema` exists). */
 export const POSTGRES_SCHEMA_VERSION_SQL = 'SELECT max(version) AS version FROM es_schema';
