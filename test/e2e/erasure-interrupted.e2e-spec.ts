@@ -317,6 +317,41 @@ describeUnlessSkipped(skipReason, 'an erasure interrupted after its deletion, be
     }
   });
 
+  it('is finished by the DELETE sent again through a replica that never held the deleted life: 200 with its record, and no replica shows the life (newcomer ncrecheck73 F2)', async () => {
+    const { a, b, db } = replicas;
+    // an earlier life erased as it should be, then the next one deleted without its record
+    await a
+      .http()
+      .post('/v1/sessions/seventh/events')
+      .send(events(['f1'], 'first'))
+      .expect(201);
+    await a.http().delete('/v1/sessions/seventh').expect(200);
+    await writtenThenDeleted(a, b, 'seventh', ['o1', 'o2', 'o3'], 'okapiword');
+    const c = await startService({ env: { DATABASE_URL: db.url } });
+    try {
+      const erased = await c.http().delete('/v1/sessions/seventh').set('X-Request-Id', 'resent-7').expect(200);
+      expect(erased.body).toMatchObject({ sessionId: 'seventh', erasedEvents: 3 });
+      const at = erased.body.position as string;
+      for (const h of [a, b, c]) {
+        const res = await h.http().get(`/v1/sessions/seventh?minPosition=${at}`).expect(404);
+        expect(res.body.code).toBe('session_not_found');
+        expect(await recallIds(h, 'okapiword', at)).toEqual([]);
+      }
+      const erasures = await c.http().get(`/v1/erasures?minPosition=${at}`).expect(200);
+      const lives = (erasures.body.erasures as Array<{ sessionId: string }>).filter((e) => e.sessionId === 'seventh');
+      expect(lives).toEqual([
+        expect.objectContaining({ erasedEvents: 3, firstRevision: '1', lastRevision: '3', requestedBy: expect.objectContaining({ requestId: 'resent-7' }) }),
+        expect.objectContaining({ erasedEvents: 1, firstRevision: '0', lastRevision: '0' }),
+      ]);
+      // sent again: the same record, nothing more written
+      const again = await c.http().delete('/v1/sessions/seventh').set('X-Request-Id', 'resent-7').expect(200);
+      expect(again.body).toEqual(erased.body);
+    } finally {
+      await c.stop();
+      fs.rmSync(c.dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('writes no record when the erasure wrote its own, for a life written again through a replica that never held the erased one', async () => {
     const { a, db } = replicas;
     await a

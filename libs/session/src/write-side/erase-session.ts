@@ -310,18 +310,33 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * after the session's previous record (0 without one) and with `lastPosition` the log's head read
    * before it (every event of the session up to there is of a deleted life: the new one is not
    * written yet). Every replica's projector then erases the rows of those revisions.
-   * Returns the record of that life and whether this call wrote it, or null when the session's
-   * records leave that life's first revision unknown (a record without `lastRevision`, or one of an
-   * earlier life ending at that same revision: logs of builds before e92296e; a replica holding the
-   * rows finishes it by its sweep).
+   * Returns the record of that life and whether this call wrote it (false: another erasure wrote it
+   * within the record wait), or null when a record in the log closes that life already (then it is
+   * not this rule's: the callers answer as before), or the session's records leave that life's first
+   * revision unknown (a record without `lastRevision`; or, in logs of builds before e92296e, one of an
+   * earlier life ending at that same revision; a replica holding the rows finishes it by its sweep).
    */
   async finishInterruptedNotHeld(tenantId: string, sessionId: string, incarnation: bigint): Promise<{ record: ErasureRecord; written: boolean } | null> {
-    const lastRevision = incarnation - 1n;
+    return this.recordOfUnheldLife(tenantId, sessionId, incarnation - 1n, {});
+  }
+
+  /**
+   * The rule of {@link finishInterruptedNotHeld}, for the life of `sessionId` ending at `lastRevision`
+   * (bigint), its record written with `requester` (none when no client asked: the first event of a
+   * new life; the `DELETE`'s own when one is sent again through a replica holding no row of the
+   * life, newcomer ncrecheck73 F2: it answered 404 and wrote nothing, and the replicas holding the
+   * deleted events served them until their sweep).
+   */
+  private async recordOfUnheldLife(
+    tenantId: string,
+    sessionId: string,
+    lastRevision: bigint,
+    requester: Pick<SessionErasedData, 'requestedBy'>,
+  ): Promise<{ record: ErasureRecord; written: boolean } | null> {
     const head = await this.store.headPosition();
     const records = await this.erasuresOfSession(tenantId, sessionId);
-    const closing = records.find((r) => r.data.lastRevision === lastRevision.toString());
-    if (closing) return { record: closing, written: false };
-    if (records.some((r) => r.data.lastRevision === undefined)) return null;
+    // A record closing the life already (nothing to finish), or one that leaves where the life began unknown (a build before lastRevision).
+    if (records.some((r) => r.data.lastRevision === undefined || r.data.lastRevision === lastRevision.toString())) return null;
     const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, head);
     if (waited.record) return { record: waited.record, written: false };
     const firstRevision = records.reduce((first, r) => {
@@ -336,6 +351,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         erasedAt: new Date().toISOString(),
         lastPosition: head.toString(),
         lastRevision: lastRevision.toString(),
+        ...requester,
       },
       waited.tailPosition,
     );
@@ -555,10 +571,16 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // it: those are of a later life ending there too (written again from revision 0 by a build
     // before e92296e), deleted without its own record, which is written below.
     if (found.record && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record.position)) return found.record;
-    // Erased by a build that did not record the life, or a life ending below the highest revision
-    // erased (one written again from revision 0 by a build before e92296e): the session's newest
-    // record answers, when nothing is left to erase.
-    if (found.older && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision)) return found.older;
+    if (!loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision)) {
+      // Nothing of the life here (this replica started after its deletion): its record when the session's records
+      // tell where it began and none closes it yet (the deletion interrupted), written now, as a new life's first event does.
+      const unheld = await this.recordOfUnheldLife(tenantId, sessionId, lastRevision, requesterOf(command));
+      if (unheld) return unheld.record;
+      // Erased by a build that did not record the life, or a life ending below the highest revision
+      // erased (one written again from revision 0 by a build before e92296e): the session's newest
+      // record answers, when nothing is left to erase.
+      if (found.older) return found.older;
+    }
     const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, found.tailPosition);
     if (waited.record) return waited.record;
     const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record?.position);
