@@ -94,6 +94,43 @@ describe('typed client request bodies', () => {
       'body.events[0].metadata.a[1]',
       'an array item that is undefined, a function or a symbol cannot be sent in JSON (it would arrive as null); send null or a value, or remove the item',
     ]),
+    // newcomer ncrecheck73 F4: a BigInt threw without naming it; the others were sent changed
+    [
+      'a BigInt',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { n: 10n } }] },
+      'body.events[0].metadata.n',
+      'a BigInt cannot be sent in JSON (JSON.stringify throws); send it as a number or as text',
+    ],
+    [
+      'a Map',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { m: new Map([['a', 1]]) } }] },
+      'body.events[0].metadata.m',
+      'a Map cannot be sent in JSON (it would arrive as {}, its contents lost); send Object.fromEntries(map), or an array of its entries',
+    ],
+    [
+      'a Set',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { s: new Set([1]) } }] },
+      'body.events[0].metadata.s',
+      'a Set cannot be sent in JSON (it would arrive as {}, its contents lost); send Array.from(set)',
+    ],
+    [
+      'a typed array',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { t: new Float64Array([1, 2]) } }] },
+      'body.events[0].metadata.t',
+      'a Float64Array cannot be sent in JSON as an array (it would arrive as an object keyed "0", "1", …); send Array.from(it)',
+    ],
+    [
+      'an array item whose toJSON answers undefined',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { a: [1, { toJSON: () => undefined }] } }] },
+      'body.events[0].metadata.a[1]',
+      'an array item that is undefined, a function or a symbol cannot be sent in JSON (it would arrive as null); send null or a value, or remove the item',
+    ],
+    [
+      'an invalid Date as an array item',
+      { events: [{ id: 'e1', type: 'user', text: 'x', metadata: { a: [new Date('nope')] } }] },
+      'body.events[0].metadata.a[0]',
+      'an invalid Date cannot be sent in JSON (it would arrive as null); send a valid Date, or leave the member out',
+    ],
   ])(
     'refuses %s with a TypeError naming the member and saying what to send, sending nothing (newcomer ncapi71 F3: it was sent as null and stored)',
     async (_kind, body, at, problem) => {
@@ -104,6 +141,13 @@ describe('typed client request bodies', () => {
       expect(sent).toHaveLength(0);
     },
   );
+
+  it('sends a Buffer as its toJSON writes it, and an array item whose toJSON answers a value as that value', async () => {
+    const { client, sent } = recordingClient();
+    const body = { events: [{ id: 'e1', type: 'user' as const, text: 'x', metadata: { b: Buffer.from('hi'), a: [{ toJSON: () => 'v' }] } }] };
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: body as never });
+    expect(sent[0].body).toBe(JSON.stringify(body));
+  });
 
   it('sends an optional member given undefined, a function or a symbol as absent, as JSON.stringify leaves it out', async () => {
     const { client, sent } = recordingClient();
