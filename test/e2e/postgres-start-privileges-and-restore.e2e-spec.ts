@@ -15,7 +15,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
 import { ReadModelStore, SESSION_PROJECTOR_NAME } from '@lib/session';
 import { ConfigurationError } from '../../apps/session-service/src/config/configuration-error';
 import {
@@ -23,26 +22,16 @@ import {
   createTestDatabase,
   describeUnlessSkipped,
   postgresUnavailableReason,
+  runSql,
   type TestDatabase,
 } from '../../libs/event-store/test/postgres-test-database';
 import { startService } from '../support/service-harness';
 
 jest.setTimeout(60_000);
 
-/** Runs `sql` on `url` as its user. */
-async function run<T extends object = Record<string, unknown>>(url: string, sql: string): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 /** The service's tables present in the database of `url`. */
 async function tablesOf(url: string): Promise<string[]> {
-  const rows = await run<{ name: string }>(url, "SELECT tablename AS name FROM pg_tables WHERE tablename LIKE 'es\\_%' ORDER BY 1");
+  const rows = await runSql<{ name: string }>(url, "SELECT tablename AS name FROM pg_tables WHERE tablename LIKE 'es\\_%' ORDER BY 1");
   return rows.map((r) => r.name);
 }
 
@@ -82,8 +71,8 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a role without p
     let roleUrl: string;
     beforeEach(async () => {
       role = `ncpg73_app_${randomBytes(4).toString('hex')}`;
-      await run(POSTGRES_ADMIN_URL, `CREATE ROLE ${role} LOGIN`);
-      await run(POSTGRES_ADMIN_URL, `GRANT CONNECT ON DATABASE ${db.name} TO ${role}`);
+      await runSql(POSTGRES_ADMIN_URL, `CREATE ROLE ${role} LOGIN`);
+      await runSql(POSTGRES_ADMIN_URL, `GRANT CONNECT ON DATABASE ${db.name} TO ${role}`);
       const url = new URL(db.url);
       url.username = role;
       url.password = 'hunter2pw'; // the test server trusts every password: it must never be shown
@@ -91,7 +80,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a role without p
     });
     afterEach(async () => {
       await db.drop();
-      await run(POSTGRES_ADMIN_URL, `DROP ROLE IF EXISTS ${role}`);
+      await runSql(POSTGRES_ADMIN_URL, `DROP ROLE IF EXISTS ${role}`);
     });
 
     it('without CREATE on the schema: the start is refused naming DATABASE_URL (masked), the role and the grants; nothing created', async () => {
@@ -110,12 +99,12 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a role without p
       // The first start as the database's superuser creates the schema.
       const first = await startService({ dataDir: newDir(), env: { DATABASE_URL: db.url } });
       await first.stop();
-      await run(db.url, `GRANT SELECT, INSERT, UPDATE, DELETE ON es_events, es_streams, es_head, es_schema TO ${role}`);
+      await runSql(db.url, `GRANT SELECT, INSERT, UPDATE, DELETE ON es_events, es_streams, es_head, es_schema TO ${role}`);
       const h = await startService({ dataDir: newDir(), env: { DATABASE_URL: roleUrl } });
       try {
         await h.http().post('/v1/sessions/s1/events').send(append('a')).expect(201);
         // Writes no longer allowed (reads still are): the write probe fails as the appends do, so /health keeps the error.
-        await run(db.url, `REVOKE INSERT, UPDATE, DELETE ON es_events, es_head FROM ${role}`);
+        await runSql(db.url, `REVOKE INSERT, UPDATE, DELETE ON es_events, es_head FROM ${role}`);
         const refused = await h.http().post('/v1/sessions/s1/events').send(append('b')).expect(503);
         expect(refused.body).toMatchObject({ code: 'store_unavailable', mayHaveBeenWritten: false });
         expect(refused.body.message).toMatch(
@@ -151,7 +140,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a role without p
       for (const id of ['a', 'b', 'c']) await h.http().post('/v1/sessions/s1/events').send(append(id)).expect(201);
       await h.stop();
       // What the collided pg_restore left: the dump's events, the head row of the schema created before it.
-      await run(db.url, 'UPDATE es_head SET position = 0');
+      await runSql(db.url, 'UPDATE es_head SET position = 0');
       for (const checkpoint of [3n, 0n]) {
         const refused = await startService({ dataDir: newDir(checkpoint), env: { DATABASE_URL: db.url } }).catch((e: unknown) => e);
         expect(refused).toBeInstanceOf(ConfigurationError);
@@ -160,7 +149,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL: a role without p
         expect(message).toMatch(/drop the database and create it again .*restore the backup into the empty database/);
         expect(message).not.toContain('log is empty');
       }
-      expect(await run(db.url, 'SELECT position::text AS position FROM es_head')).toEqual([{ position: '0' }]);
+      expect(await runSql(db.url, 'SELECT position::text AS position FROM es_head')).toEqual([{ position: '0' }]);
     });
   });
 });

@@ -4,23 +4,12 @@
  * released, the next operation sets it up. And the setup refuses events past `es_head` (a `pg_restore` that collided
  * with a schema created before it) with EventStoreHeadBehindError, changing nothing. Against a database of its own.
  */
-import { Client } from 'pg';
 import { EventStoreHeadBehindError, EventStoreUnavailableError } from '../src/errors';
 import { PostgresEventStore } from '../src/postgres/postgres-event-store';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
-
-async function run<T>(url: string, sql: string): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, runSql, type TestDatabase } from './postgres-test-database';
 
 const tables = async (url: string) =>
-  (await run<{ t: string }>(url, "SELECT tablename AS t FROM pg_tables WHERE tablename LIKE 'es\\_%' ORDER BY 1")).map((r) => r.t);
+  (await runSql<{ t: string }>(url, "SELECT tablename AS t FROM pg_tables WHERE tablename LIKE 'es\\_%' ORDER BY 1")).map((r) => r.t);
 
 describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL schema creation held, and events past the head', () => {
   let db: TestDatabase;
@@ -51,13 +40,13 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL schema creation h
     const first = PostgresEventStore.connect(db.url);
     for (const n of [1, 2, 3]) await first.appendToStream('s', [{ id: `3f1c1a8e-0000-4000-8000-00000000000${n}`, type: 'T', data: {} }]);
     await first.close();
-    await run(db.url, 'UPDATE es_head SET position = 0');
+    await runSql(db.url, 'UPDATE es_head SET position = 0');
     const store = PostgresEventStore.connect(db.url);
     try {
       const refused = await store.headPosition().catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(EventStoreHeadBehindError);
       expect(refused).toMatchObject({ head: 0n, last: 3n });
-      expect(await run(db.url, 'SELECT position::text AS p FROM es_head')).toEqual([{ p: '0' }]);
+      expect(await runSql(db.url, 'SELECT position::text AS p FROM es_head')).toEqual([{ p: '0' }]);
     } finally {
       await store.close();
     }

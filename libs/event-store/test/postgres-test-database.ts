@@ -79,3 +79,14 @@ export function describeUnlessSkipped(skipReason: string | null, title: string, 
   process.stderr.write(`${skipReason}\n`);
   describe.skip(skipReason, () => it(title, () => undefined));
 }
+
+/** Runs `sql` on the database at `url` as its URL's user, on a connection of its own; answers its rows. @throws what PostgreSQL answers. */
+export async function runSql<T extends object = Record<string, unknown>>(url: string, sql: string): Promise<T[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
