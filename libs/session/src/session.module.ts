@@ -6,7 +6,7 @@
  * The module starts the projector when the application starts and stops it on shutdown; closing
  * the store and the read-model database stays with whoever opened them.
  */
-import { PerSessionQueue } from './write-side/per-session-queue';
+import { ErasuresInProgress } from './write-side/erasures-in-progress';
 import { Inject, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
@@ -114,7 +114,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: ReadModelStore, useValue: options.readModels },
         { provide: SessionProjector, useValue: projector },
         { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands, DEFAULT_SESSION_CACHE_SIZE, options.sessionCacheMaxBytes) },
-        { provide: PerSessionQueue, useValue: new PerSessionQueue() },
+        { provide: ErasuresInProgress, useValue: new ErasuresInProgress() },
         AppendSessionEventsHandler,
         CompactSessionHandler,
         SetCompactionPolicyHandler,

@@ -51,6 +51,7 @@ import { firstDifference } from '../domain/first-difference';
 import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
+import { ErasuresInProgress } from './erasures-in-progress';
 import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import { tellDecidingOn } from './decision-watch';
@@ -121,9 +122,12 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     @Optional() @Inject(APPENDED_EVENTS_OBSERVER) private readonly observer: AppendedEventsObserver | null = null,
     /** Finishes an erasure interrupted before its record ahead of the new life's first event (newcomer ncrace71 F1); without it, nothing does. */
     @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
-    /** This process's writes to one session run one after another, erasures' deletions included (see {@link PerSessionQueue}); other processes' meet the revision check. */
-    @Optional() @Inject(PerSessionQueue) private readonly queue: PerSessionQueue = new PerSessionQueue(),
+    /** The erasures running in this process: an append of a session being erased waits for it (see {@link ErasuresInProgress}); without it, it races the erasure. */
+    @Optional() @Inject(ErasuresInProgress) private readonly erasures: ErasuresInProgress | null = null,
   ) {}
+
+  /** This process's appends to one session run one after another (see {@link PerSessionQueue}); other processes' meet the revision check. */
+  private readonly queue = new PerSessionQueue();
 
   /**
    * @throws InvalidRequestError (400 `invalid_request`) from {@link checkAppendShape}, before anything is read.
@@ -156,6 +160,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     // A refusal is blamed on other writers only when the reloaded state moved (see StoreAnswerCheck).
     const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
+      // An erasure of the session running here is waited for: this append then meets its life-at-arrival check, not the erasure's deletion.
+      const erasing = this.erasures?.settled(key);
+      if (erasing) await erasing;
       const cached = unverified ? this.sessions.peek(key) : null;
       unverified = false;
       const state = cached ?? (await this.sessions.load(key));

@@ -5,7 +5,7 @@
  * (session id, event count, time, the position and revision of the last deleted event): one record
  * per life of the session, however many erasures of it run at once, on however many replicas.
  */
-import { PerSessionQueue } from './per-session-queue';
+import { ErasuresInProgress } from './erasures-in-progress';
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
@@ -199,12 +199,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,
     /** Told of the erasure ({@link SessionDecisionRecorded}); without it, nobody is. */
     @Optional() private readonly eventBus?: EventBus,
-    /**
-     * The queue this process's appends to a session wait in: the deletion waits there too, so an append
-     * that arrived before it is written first and one after it is not raced by it (newcomer ncapi73 F5: a
-     * burst of 8 appends sent with a `DELETE` beat its 8 tries). Without it, they race, as writers in other processes do.
-     */
-    @Optional() @Inject(PerSessionQueue) private readonly writes: PerSessionQueue | null = null,
+    /** Where this process's appends to the session see that it is being erased, and wait for it (see {@link ErasuresInProgress}); without it, they race it. */
+    @Optional() @Inject(ErasuresInProgress) private readonly inProgress: ErasuresInProgress | null = null,
   ) {}
 
   /**
@@ -248,7 +244,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     const resent = await this.resentErasure(command, arrivedIn);
     if (resent) return this.answerWith(command, resent);
     const deletion = () => this.deleteAtRevision(command, sessionStream(key), arrivedIn);
-    const deleted = await (this.writes ? this.writes.run(key, deletion) : deletion());
+    const deleted = await (this.inProgress ? this.inProgress.run(key, deletion) : deletion());
     this.sessions.invalidate(key);
     this.eventBus?.publish(new SessionDecisionRecorded(command.tenantId, command.sessionId, 'erased'));
     const record =
