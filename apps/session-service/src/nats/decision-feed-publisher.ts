@@ -226,6 +226,8 @@ export interface DecisionFeedState {
   lastError: string | null;
   /** While paused, when the latest failure happened (ISO-8601: the feed retries, at most every 5 s). */
   lastErrorAt: string | null;
+  /** While paused because the decisions stream is full ({@link fullStreamText}; `/health` `nats.error` then says so): true; else false. */
+  streamFull: boolean;
   anotherLog: AnotherLog | null;
 }
 
@@ -237,6 +239,28 @@ export interface DecisionFeedState {
  */
 export function missingStreamText(stream: string): string {
   return `stream ${stream} not found on the NATS server (lost with the server's store, or deleted): the service re-creates it`;
+}
+
+/**
+ * Whether `err` (a publish's) says the stream is full: its `max_msgs`, `max_bytes` or
+ * `max_msgs_per_subject` reached with `discard: new`, or the server out of storage
+ * (`insufficient resources`).
+ */
+export function isStreamFullError(err: unknown): boolean {
+  return /maximum (messages|bytes|messages per subject) exceeded|insufficient (storage )?resources/i.test((err as Error | null)?.message ?? '');
+}
+
+/**
+ * The one wording of a publish refused because the decisions stream `stream` is full (`server`:
+ * the server's error, e.g. `maximum messages exceeded`): names the stream and what to do. The same
+ * text in the log line and in `/health` (`nats.decisionFeed.lastError`; `nats.error` says the feed is paused).
+ */
+export function fullStreamText(stream: string, server: string): string {
+  return (
+    `decisions stream ${stream} is full (${server}: its max_msgs or max_bytes reached with discard new, or the server's storage): ` +
+    `no decision is published until it has room; raise its limits (nats stream edit ${stream} --max-msgs=-1 --max-bytes=-1) ` +
+    `or have it drop its oldest decisions (nats stream edit ${stream} --discard=old); nothing is skipped meanwhile`
+  );
 }
 
 /** The later of two positions. */
@@ -343,6 +367,8 @@ export class DecisionFeedPublisher {
   private skippedTo = 0n;
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
+  /** Whether the current pause's latest failure is the decisions stream full ({@link isStreamFullError}). */
+  private streamFull = false;
   /** When the current pause began (ISO-8601), null while the feed runs: the resume line's duration. */
   private pausedSince: string | null = null;
   private anotherLog: AnotherLog | null = null;
@@ -418,6 +444,7 @@ export class DecisionFeedPublisher {
       skippedTo: max(this.checkpoint, this.skippedTo),
       lastError: this.lastError,
       lastErrorAt: this.lastErrorAt,
+      streamFull: this.streamFull,
       anotherLog: this.anotherLog,
     };
   }
@@ -630,7 +657,12 @@ export class DecisionFeedPublisher {
   private paused(position: bigint, err: unknown): void {
     this.damage?.report(this.damage.classify(err), 'the decisions feed');
     const missing = isMissingStreamError(err);
-    const message = missing ? missingStreamText(this.names.decisionStream) : (err as Error).message;
+    this.streamFull = !missing && isStreamFullError(err);
+    const message = missing
+      ? missingStreamText(this.names.decisionStream)
+      : this.streamFull
+        ? fullStreamText(this.names.decisionStream, (err as Error).message)
+        : (err as Error).message;
     const now = new Date().toISOString();
     if (this.lastError === null) {
       this.logger.warn(`decision feed paused at position ${position}: ${message}; retrying (at most every 5000 ms) until it resumes`);
@@ -685,6 +717,7 @@ export class DecisionFeedPublisher {
     this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})${passed}`);
     this.lastError = null;
     this.lastErrorAt = null;
+    this.streamFull = false;
     this.pausedSince = null;
   }
 
