@@ -788,13 +788,13 @@ export interface components {
                     checkpoint: string;
                     /** @enum {string} */
                     lag: "behind" | "caught-up" | "unknown";
-                    /** @description while the feed is paused (a publish failed; it retries): the error */
+                    /** @description while the feed is paused (a publish failed; it retries): the error; for a full decisions stream it names the stream and what to do (raise its limits, or discard old) */
                     lastError: string | null;
                     lastErrorAt: string | null;
                     /** @description the global position the feed has read the log up to: its checkpoint, or past it the readable head when only deleted events lie between them (an erasure interrupted after its stream deletion): lag compares this with the head, so a checkpoint below the head with lag caught-up is such a tail */
                     skippedTo: string;
                 } | null;
-                /** @description why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); null otherwise */
+                /** @description why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); while connected, a stream or the consumer missing and not re-created, answers the results stream did not store (NATS results stream <name> did not store answers: …), or the decisions feed paused by a full decisions stream (NATS decisions stream <name> is full: …); null otherwise */
                 error: string | null;
                 /** @description when the connection entered this state (ISO-8601) */
                 since: string;

@@ -1038,7 +1038,7 @@ export const HealthSchema = named(
           .string()
           .nullable()
           .describe(
-            "why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); null otherwise",
+            "why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); while connected, a stream or the consumer missing and not re-created, answers the results stream did not store (NATS results stream <name> did not store answers: …), or the decisions feed paused by a full decisions stream (NATS decisions stream <name> is full: …); null otherwise",
           ),
         decisionFeed: z
           .strictObject({
@@ -1047,7 +1047,12 @@ export const HealthSchema = named(
               'the global position the feed has read the log up to: its checkpoint, or past it the readable head when only deleted events lie between them (an erasure interrupted after its stream deletion): lag compares this with the head, so a checkpoint below the head with lag caught-up is such a tail',
             ),
             lag: z.enum(['behind', 'caught-up', 'unknown']),
-            lastError: z.string().nullable().describe('while the feed is paused (a publish failed; it retries): the error'),
+            lastError: z
+              .string()
+              .nullable()
+              .describe(
+                'while the feed is paused (a publish failed; it retries): the error; for a full decisions stream it names the stream and what to do (raise its limits, or discard old)',
+              ),
             lastErrorAt: z.string().nullable(),
             anotherLog: z
               .strictObject({

@@ -8,9 +8,18 @@
  * position) and `Log-Event` (what identifies the event in its log: `checkpointEventIdentity`), and
  * message id {@link decisionMessageId} (the position and a digest of that identity).
  *
- * It starts after the later of its checkpoint and the position of the last message of this log in
- * the decisions stream ({@link DecisionFeedPublisher.start}), so a restart (or a lost checkpoint)
- * republishes nothing. "Of this log": a store restored from an older backup, or another store on
+ * It starts after the position of the last message of this log in the decisions stream
+ * ({@link DecisionFeedPublisher.start}), so a restart (or a lost checkpoint) republishes nothing,
+ * and a stream behind its checkpoint gets what it lacks: the replicas ran on another NATS server
+ * meanwhile (and published there), or the server's store was restored from an older copy. Before
+ * 2026-12-07 it started after the later of the two, and passed those decisions (erasure records
+ * included) silently (newcomer ncnats73 F1). Such a refill is named by one warn line, at its first
+ * decision ({@link DecisionFeedPublisher.refill}); a routine restart, whose checkpoint is past the
+ * stream's last message only by events that are not decisions, republishes nothing and says nothing.
+ * When the stream holds no message at all (a new or purged stream, or every message aged out by
+ * its `max_age`), the feed starts after its own checkpoint, with one warn line saying the decisions
+ * up to it are not published again (as after a server that lost its streams: what the stream held
+ * is gone; republishing the whole log would undo an operator's purge or `max_age`). "Of this log": a store restored from an older backup, or another store on
  * the same prefix (SQLite → PostgreSQL), holds another log, whose positions restart below those in
  * the stream; starting after the stream's last position would pass over every new event below it,
  * unhandled (no decision published, no erasure handled: newcomer ncgdpr). So the stream's messages
@@ -18,7 +27,7 @@
  * is checked with (`checkpointOffLog`: past the head, or another event there; the head read after
  * the stream's state, so that what other replicas publish meanwhile is not past it); when the stream's
  * last message is not this log's, the feed resumes after the last one that is (or after its own
- * checkpoint, when that is this log's and later; or at the log's head when neither is), says so in
+ * checkpoint when none is and that is this log's; or at the log's head when neither is), says so in
  * one warn line, and `/health` shows it ({@link DecisionFeedState.anotherLog}). The other log's
  * messages stay in the stream (their erasures delete them, see below).
  *
@@ -217,6 +226,8 @@ export interface DecisionFeedState {
   lastError: string | null;
   /** While paused, when the latest failure happened (ISO-8601: the feed retries, at most every 5 s). */
   lastErrorAt: string | null;
+  /** While paused because the decisions stream is full ({@link fullStreamText}; `/health` `nats.error` then says so): true; else false. */
+  streamFull: boolean;
   anotherLog: AnotherLog | null;
 }
 
@@ -228,6 +239,28 @@ export interface DecisionFeedState {
  */
 export function missingStreamText(stream: string): string {
   return `stream ${stream} not found on the NATS server (lost with the server's store, or deleted): the service re-creates it`;
+}
+
+/**
+ * Whether `err` (a publish's) says the stream is full: its `max_msgs`, `max_bytes` or
+ * `max_msgs_per_subject` reached with `discard: new`, or the server out of storage
+ * (`insufficient resources`).
+ */
+export function isStreamFullError(err: unknown): boolean {
+  return /maximum (messages|bytes|messages per subject) exceeded|insufficient (storage )?resources/i.test((err as Error | null)?.message ?? '');
+}
+
+/**
+ * The one wording of a publish refused because the decisions stream `stream` is full (`server`:
+ * the server's error, e.g. `maximum messages exceeded`): names the stream and what to do. The same
+ * text in the log line and in `/health` (`nats.decisionFeed.lastError`; `nats.error` says the feed is paused).
+ */
+export function fullStreamText(stream: string, server: string): string {
+  return (
+    `decisions stream ${stream} is full (${server}: its max_msgs or max_bytes reached with discard new, or the server's storage): ` +
+    `no decision is published until it has room; raise its limits (nats stream edit ${stream} --max-msgs=-1 --max-bytes=-1) ` +
+    `or have it drop its oldest decisions (nats stream edit ${stream} --discard=old); nothing is skipped meanwhile`
+  );
 }
 
 /** The later of two positions. */
@@ -334,9 +367,17 @@ export class DecisionFeedPublisher {
   private skippedTo = 0n;
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
+  /** Whether the current pause's latest failure is the decisions stream full ({@link isStreamFullError}). */
+  private streamFull = false;
   /** When the current pause began (ISO-8601), null while the feed runs: the resume line's duration. */
   private pausedSince: string | null = null;
   private anotherLog: AnotherLog | null = null;
+  /**
+   * Set by {@link resumePoint} when the stream's last message of this log (`after`) is behind the
+   * feed's own checkpoint (`upTo`): the decisions between them that the feed reaches are missing
+   * from the stream and are published again; the first one logs the warn line, then it is cleared.
+   */
+  private refill: { after: bigint; upTo: bigint } | null = null;
   /** Ends the wait before a retry at once ({@link sleep}; called by {@link stop}). */
   private wakeUp: () => void = () => undefined;
 
@@ -356,9 +397,10 @@ export class DecisionFeedPublisher {
   ) {}
 
   /**
-   * Starts following the log after the later of the checkpoint and the last message of this log in
-   * the decisions stream (see the module doc; one warn line when the stream's last message, or the
-   * checkpoint, is of another log). Never fails: when the store or NATS does not answer (a replica
+   * Starts following the log after the last message of this log in the decisions stream, or after
+   * the checkpoint when the stream is empty (see the module doc; one warn line when the stream's
+   * last message, or the checkpoint, is of another log, when the stream is empty under a checkpoint
+   * past 0, and at the first decision the stream lacks behind the checkpoint). Never fails: when the store or NATS does not answer (a replica
    * started during a PostgreSQL outage or failover), the feed starts paused at its checkpoint (one
    * warn line; `/health` shows the error, {@link state}) and looks for its resume point again in the
    * background (growing delay, at most 5 s) until both answer, then follows the log (one line when
@@ -402,6 +444,7 @@ export class DecisionFeedPublisher {
       skippedTo: max(this.checkpoint, this.skippedTo),
       lastError: this.lastError,
       lastErrorAt: this.lastErrorAt,
+      streamFull: this.streamFull,
       anotherLog: this.anotherLog,
     };
   }
@@ -416,11 +459,14 @@ export class DecisionFeedPublisher {
 
   /**
    * Where to resume from `own` (the feed's checkpoint and its event) when it may not be this log's
-   * (at start, or after a pause in which the store was restored): after the later of `own` when it
-   * is this log's and the last message of this log in the stream; when the stream holds messages
-   * but none of this log, after `own` when it is this log's and not 0, else after the log's head
-   * (nothing tells what of it was published). Logs the warn line and sets {@link anotherLog} when
-   * the stream's last message, or `own`, is not this log's.
+   * (at start, or after a pause in which the store was restored): after the last message of this
+   * log in the stream, also when `own` is later (the stream lacks what this replica published after
+   * it: {@link refill} is set, and the first such decision published logs a warn line); when the
+   * stream is empty, after `own` when it is this log's (one warn line when it is past 0: the decisions
+   * up to it are not published again), else from the start; when the stream holds messages but none
+   * of this log, after `own` when it is this log's and not 0, else after the log's head (nothing
+   * tells what of it was published). Logs the warn line and sets {@link anotherLog} when the
+   * stream's last message, or `own`, is not this log's.
    */
   private async resumePoint(own: CheckpointEvent): Promise<{ from: bigint; event: string | null }> {
     // The stream first: the head it reads after the stream's state is the one every check here uses (see lastMessageOfThisLog).
@@ -431,9 +477,12 @@ export class DecisionFeedPublisher {
     let from: bigint;
     let event: string | null;
     let why: string;
-    if (stream.position !== null && stream.position >= ownFrom) {
+    this.refill = null;
+    if (stream.position !== null && (stream.position > 0n || ownFrom === 0n)) {
       ({ position: from, event } = stream as { position: bigint; event: string | null });
       why = stream.position === 0n ? 'the start of the log: the stream is empty' : 'the last message of this log in the stream';
+      // The stream is behind this replica's checkpoint: what it lacks is published again (the first one says so).
+      if (stream.position < ownFrom) this.refill = { after: stream.position, upTo: ownFrom };
     } else if (stream.position !== null || ownFrom > 0n) {
       ({ position: from, event } = { position: ownFrom, event: own.event });
       why = 'its own checkpoint';
@@ -441,6 +490,12 @@ export class DecisionFeedPublisher {
       ({ position: from, event } = { position: head, event: null });
       why = `the log's head: no message in the stream is of this log, so the events up to it are taken as published`;
     }
+    if (stream.position === 0n && ownFrom > 0n)
+      this.logger.warn(
+        `decision feed: ${this.names.decisionStream} holds no message (a new or purged stream, every message aged out by its max_age, ` +
+          `or a NATS server that lost its store): it resumes after its own checkpoint (${DECISION_FEED_CHECKPOINT}, position ${ownFrom}); ` +
+          `the decisions up to it are not published again (read them over HTTP: GET /v1/sessions/:id/compactions)`,
+      );
     if (stream.lastOff === null && ownOff === null) return { from, event };
     const found = [
       ...(stream.lastOff ? [offLogText(`the last message in ${this.names.decisionStream}`, stream.lastOff)] : []),
@@ -517,7 +572,10 @@ export class DecisionFeedPublisher {
               async (basis) => answerOfAnotherLog(this.store, basis, await this.store.headPosition()),
             );
           }
-          if (decision && event.position > publishedUpTo) await this.publish(decision, event);
+          if (decision && event.position > publishedUpTo) {
+            if (this.refill !== null && event.position <= this.refill.upTo) this.refilling(event.position);
+            await this.publish(decision, event);
+          }
           checkpoint = event.position;
           checkpointEvent = checkpointEventIdentity(event);
           this.checkpoint = checkpoint;
@@ -599,7 +657,12 @@ export class DecisionFeedPublisher {
   private paused(position: bigint, err: unknown): void {
     this.damage?.report(this.damage.classify(err), 'the decisions feed');
     const missing = isMissingStreamError(err);
-    const message = missing ? missingStreamText(this.names.decisionStream) : (err as Error).message;
+    this.streamFull = !missing && isStreamFullError(err);
+    const message = missing
+      ? missingStreamText(this.names.decisionStream)
+      : this.streamFull
+        ? fullStreamText(this.names.decisionStream, (err as Error).message)
+        : (err as Error).message;
     const now = new Date().toISOString();
     if (this.lastError === null) {
       this.logger.warn(`decision feed paused at position ${position}: ${message}; retrying (at most every 5000 ms) until it resumes`);
@@ -611,6 +674,20 @@ export class DecisionFeedPublisher {
     this.lastError = message;
     this.lastErrorAt = now;
     if (missing) this.onStreamMissing();
+  }
+
+  /**
+   * Logs the one warn line of a refill ({@link refill}) at its first decision, at `position`
+   * (bigint), and clears it.
+   */
+  private refilling(position: bigint): void {
+    const { after, upTo } = this.refill!;
+    this.refill = null;
+    this.logger.warn(
+      `decision feed: ${this.names.decisionStream} lacks decisions this log made after position ${after} (its last message of this log), ` +
+        `up to this replica's checkpoint (${DECISION_FEED_CHECKPOINT}, position ${upTo}): the replicas published them to another NATS server, ` +
+        `or the server's store was restored from an older copy; it publishes them again from position ${position} (first missing decision) on, in log order`,
+    );
   }
 
   /** Waits `ms` before a retry, or until {@link stop}. */
@@ -640,6 +717,7 @@ export class DecisionFeedPublisher {
     this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})${passed}`);
     this.lastError = null;
     this.lastErrorAt = null;
+    this.streamFull = false;
     this.pausedSince = null;
   }
 

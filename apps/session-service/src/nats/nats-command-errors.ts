@@ -141,3 +141,22 @@ export function malformedBody(
 export function invalidSubject(subject: string): NatsCommandError {
   return new NatsCommandError('invalid_subject', `subject ${quoteInput(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`);
 }
+
+/** What a NATS answer that tells the client to send the command again adds: a new id, else JetStream drops the resend unanswered. */
+export const NEW_COMMAND_ID_ADVICE =
+  'over NATS send it with a new Nats-Msg-Id: JetStream drops, unanswered, a command whose Nats-Msg-Id was used in the last 2 minutes (its duplicate window)';
+
+/**
+ * The error body of a NATS answer, `body` being the HTTP one (`{ code, message, ... }`): the same,
+ * but for a refusal whose message tells the client to send it again or retry — 409 `session_erased`,
+ * 409 `wrong_expected_revision`, 404 `session_not_found` of a compaction whose session was erased and
+ * written again while it ran — whose message ends with {@link NEW_COMMAND_ID_ADVICE} (newcomer
+ * ncnats73 F2: a resend under the same id within 2 minutes got no answer and was not applied). The
+ * HTTP wording is unchanged.
+ */
+export function withNatsResendAdvice<B extends { code?: unknown; message?: unknown }>(body: B): B {
+  const { code, message } = body;
+  if (typeof message !== 'string') return body;
+  const resend = code === 'session_erased' || code === 'wrong_expected_revision' || (code === 'session_not_found' && /send it again/i.test(message));
+  return resend ? { ...body, message: `${message}; ${NEW_COMMAND_ID_ADVICE}` } : body;
+}

@@ -55,6 +55,7 @@ import {
   payloadTooLarge,
   unknownCommand,
   unknownTenant,
+  withNatsResendAdvice,
 } from './nats-command-errors';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { rejectDeepBody } from '../commands/body-depth';
@@ -191,7 +192,8 @@ export class NatsCommandExecutor {
       const err = this.options.damage?.classify(failure) ?? failure;
       this.options.damage?.report(err, 'a NATS command');
       const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
-      answer = { status, body, kind: address?.kind, address };
+      // "Send it again" / "retry" over NATS: with a new Nats-Msg-Id (JetStream drops the same one, unanswered, for 2 minutes).
+      answer = { status, body: withNatsResendAdvice(body), kind: address?.kind, address };
     }
     if (stream === undefined || answer.basis) return answer;
     // Decided on a state it loaded (a refusal, a replayed compaction); else on the message alone or a session without events: read now.

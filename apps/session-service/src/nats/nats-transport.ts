@@ -97,7 +97,8 @@ export interface NatsTransportState {
    * a stream or the command consumer missing on the server (`NATS stream or consumer missing on the
    * server: …`) until it is re-created; else, while commands are left for redelivery because their
    * answers cannot be stored on the results stream (`commandsUnstored`), why (`NATS results stream
-   * <name> did not store answers: …`).
+   * <name> did not store answers: …`); else, while the decisions feed is paused because the
+   * decisions stream is full, `NATS decisions stream <name> is full: the decisions feed is paused at position <n> …`.
    */
   error: string | null;
   decisionFeed: DecisionFeedState | null;
@@ -438,11 +439,16 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       unstored.lastError === null
         ? null
         : `NATS results stream ${names.resultStream} did not store answers: ${unstored.lastError}; ${unstored.count} command(s) applied and answered live, left for redelivery (up to ${UNSTORED_REDELIVERY.maxMs / 1000} s apart) until it does`;
+    const feed = this.feed?.state() ?? null;
+    // A full decisions stream pauses the feed for as long as it stays full: said where the results stream's is (newcomer ncnats73 F3).
+    const feedFullError = feed?.streamFull
+      ? `NATS decisions stream ${names.decisionStream} is full: the decisions feed is paused at position ${feed.checkpoint} until it has room (nats.decisionFeed.lastError says what to do)`
+      : null;
     return {
       connection: this.connection,
       since: this.since,
-      error: this.error ?? unstoredError,
-      decisionFeed: this.feed?.state() ?? null,
+      error: this.error ?? unstoredError ?? feedFullError,
+      decisionFeed: feed,
       commandsRetrying: this.consumer?.retrying ?? 0,
       commandsStalled: this.consumer?.stalled ?? 0,
       commandsUnstored: unstored.count,
