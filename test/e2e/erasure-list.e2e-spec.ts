@@ -205,4 +205,19 @@ describe('every route that addresses one erased session answers the 404 of GET /
     const answer = await (body === undefined ? request : request.send(body)).expect(404);
     expect(answer.body).toMatchObject({ code: 'session_not_found', message: getAnswer.message, erasedAt });
   });
+
+  it.each([
+    ['POST events', 'post', '/events', { events: [{ id: 'late', type: 'user', text: 'late' }], expectedRevision: '5' }, '5'],
+    ['POST messages', 'post', '/messages', { messages: [{ id: 'late', role: 'user', content: 'late' }], expectedRevision: 'stream_exists' }, 'stream_exists'],
+    ['PUT policy', 'put', '/policy', { strategy: { type: 'sliding-window', maxEvents: 4 }, expectedRevision: '6' }, '6'],
+  ] as const)(
+    'when %s expects a revision of the erased life, then the 409 says when it was erased, and nothing is written (newcomer ncfinal73 F1)',
+    async (_name, method, route, body, expected) => {
+      const answer = await h.http()[method](`${S}${route}`).send(body).expect(409);
+      expect(answer.body).toMatchObject({ code: 'wrong_expected_revision', expected, actual: 'no_stream', erasedAt });
+      expect(answer.body.message).toContain(`was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has no events since`);
+      expect(answer.body.message).toContain('to start it again');
+      expect((await h.http().get(S).expect(404)).body).toMatchObject({ code: 'session_not_found', erasedAt });
+    },
+  );
 });

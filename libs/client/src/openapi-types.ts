@@ -632,7 +632,7 @@ export interface components {
                 /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
                 unreportedUsageCalls: number;
             };
-            /** @description session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
+            /** @description session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since), and wrong_expected_revision with actual no_stream of such a session (an expectedRevision of its erased life): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
             erasedAt?: string;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;

@@ -87,6 +87,22 @@ describe('409 wrong_expected_revision says what the session is, in words a clien
     expect(err.message).toMatch(message);
     expect(err.message).not.toMatch(/is at no_stream/);
   });
+
+  it.each([
+    [
+      'stream_exists',
+      /^expected the session to exist \(expectedRevision "stream_exists"\), but it was erased at 2026-12-07T09:00:00\.000Z \(its content is gone; GET \/v1\/erasures lists the erasures\) and has no events since: .*"no_stream", to start it again$/,
+    ],
+    [
+      '3',
+      /^expected the session's last event at revision 3, but the session was erased at 2026-12-07T09:00:00\.000Z .* and has no events since: .*"no_stream", to start it again$/,
+    ],
+  ])('expected %s of a session erased and not written since: says when it was erased (newcomer ncfinal73 F1)', (expected, message) => {
+    const erasedAt = '2026-12-07T09:00:00.000Z';
+    const err = new RevisionConflictError(expected, 'no_stream', undefined, erasedAt);
+    expect(err.details).toEqual({ expected, actual: 'no_stream', erasedAt });
+    expect(err.message).toMatch(message);
+  });
 });
 
 describe('404 session_not_found claims no more than the read models that found nothing know (newcomer confighints F4)', () => {

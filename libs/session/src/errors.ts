@@ -259,27 +259,39 @@ export class CompactionNotFoundError extends SessionError {
 /**
  * The message of a failed revision check, in the client's words: `expected` is what the request
  * sent (`no_stream`, `stream_exists` or a revision, decimal), `actual` the session's last revision
- * (decimal) or `no_stream` (the session has no events).
+ * (decimal) or `no_stream` (the session has no events). `erasedAt` (ISO-8601 UTC, only with
+ * `actual` `no_stream`): the session's latest erasure, when it was erased and not written since;
+ * the message then says so (`… but the session was erased at 2026-12-07T09:00:00.000Z (its content
+ * is gone; GET /v1/erasures lists the erasures) and has no events since: …`) instead of only "has no
+ * events", as the 404 of a read of it does ({@link sessionNotFoundMessage}).
  */
-export function revisionConflictMessage(expected: string, actual: string): string {
+export function revisionConflictMessage(expected: string, actual: string, erasedAt?: string): string {
   if (actual === 'no_stream') {
-    const start = 'leave expectedRevision out, or send "no_stream", to start it';
+    const start = `leave expectedRevision out, or send "no_stream", to start it${erasedAt === undefined ? '' : ' again'}`;
+    const none =
+      erasedAt === undefined ? 'has no events' : `was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has no events since`;
     return expected === 'stream_exists'
-      ? `expected the session to exist (expectedRevision "stream_exists"), but it has no events: ${start}`
-      : `expected the session's last event at revision ${expected}, but the session has no events: ${start}`;
+      ? `expected the session to exist (expectedRevision "stream_exists"), but it ${none}: ${start}`
+      : `expected the session's last event at revision ${expected}, but the session ${none}: ${start}`;
   }
   if (expected === 'no_stream')
     return `expected the session not to exist yet (expectedRevision "no_stream"), but its last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
   return `expected revision ${expected} but the session's last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
 }
 
-/** The append's expected revision did not match the stream. Nothing was written. Message: {@link revisionConflictMessage}. */
+/**
+ * The append's expected revision did not match the stream. Nothing was written. Message:
+ * {@link revisionConflictMessage}. Details: `expected`, `actual`, and `erasedAt` when given (a
+ * session erased and not written since: `revisionConflict` in read-side/queries/erasure-query looks
+ * it up).
+ */
 export class RevisionConflictError extends SessionError {
   readonly code = 'wrong_expected_revision';
-  constructor(expected: string, actual: string, message?: string) {
-    super(message ?? revisionConflictMessage(expected, actual), {
+  constructor(expected: string, actual: string, message?: string, erasedAt?: string) {
+    super(message ?? revisionConflictMessage(expected, actual, erasedAt), {
       expected,
       actual,
+      ...(erasedAt !== undefined ? { erasedAt } : {}),
     });
   }
 

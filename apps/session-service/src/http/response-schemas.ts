@@ -147,7 +147,7 @@ const errorDetails = {
     .string()
     .optional()
     .describe(
-      'session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
+      'session_not_found of every route that addresses one session (GET /v1/sessions/{sessionId}, its window, log, policy and compactions, POST …/compactions, PUT …/policy clearing it) for a session id that was erased (and not written since), and wrong_expected_revision with actual no_stream of such a session (an expectedRevision of its erased life): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
     ),
   discardedSummarizerCalls: discardedCallsSchema
     .optional()

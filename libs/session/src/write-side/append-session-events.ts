@@ -59,6 +59,8 @@ import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './appende
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
 import { InterruptedErasureSweep } from './interrupted-erasures';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { revisionConflict } from '../read-side/queries/erasure-query';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -124,6 +126,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
     /** The erasures running in this process: an append of a session being erased waits for it (see {@link ErasuresInProgress}); without it, it races the erasure. */
     @Optional() @Inject(ErasuresInProgress) private readonly erasures: ErasuresInProgress | null = null,
+    /** Read only for a refused `expectedRevision` of an erased session, to say when it was erased ({@link revisionConflict}); without it, the plain conflict. */
+    @Optional() @Inject(ReadModelStore) private readonly readModels: ReadModelStore | null = null,
   ) {}
 
   /** This process's appends to one session run one after another (see {@link PerSessionQueue}); other processes' meet the revision check. */
@@ -179,7 +183,14 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       let decidedOn = state;
       if (clientExpected !== null) {
         const check = await this.checkClientExpected(command, key, clientExpected, state);
-        if (check.kind === 'stale') throw new RevisionConflictError(String(command.expectedRevision), String(state?.revision ?? 'no_stream'));
+        if (check.kind === 'stale')
+          throw revisionConflict(
+            this.readModels,
+            command.tenantId,
+            command.sessionId,
+            String(command.expectedRevision),
+            String(state?.revision ?? 'no_stream'),
+          );
         if (check.kind === 'holds') clientExpected = check.expected;
         else {
           clientExpected = check.expected;
@@ -481,7 +492,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    */
   private async translated(err: unknown, command: AppendSessionEventsCommand, events: readonly EventData[]): Promise<unknown> {
     // The client's own expected revision, also when compactions after it moved the check on.
-    if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(command.expectedRevision), String(err.actual));
+    if (err instanceof WrongExpectedRevisionError)
+      return revisionConflict(this.readModels, command.tenantId, command.sessionId, String(command.expectedRevision), String(err.actual));
     if (err instanceof DuplicateEventIdError) {
       const index = events.findIndex((e) => e.id === err.eventId);
       const clientId = (index >= 0 ? command.events[index]?.event.id : undefined) ?? err.eventId;

@@ -24,9 +24,8 @@ import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider/session-decider';
 import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
-import { RevisionConflictError } from '../errors';
 import { ReadModelStore } from '../read-side/read-model-store';
-import { sessionNotFound } from '../read-side/queries/erasure-query';
+import { revisionConflict, sessionNotFound } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -118,7 +117,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       // The client's own revision first, as on appends: a stale one is refused before the decision is acted on.
       if (command.expectedRevision !== 'any' && !(await this.clientExpectedHolds(key, command.expectedRevision, state, decision)))
-        throw new RevisionConflictError(String(command.expectedRevision), String(state?.revision ?? 'no_stream'));
+        throw revisionConflict(this.readModels, command.tenantId, command.sessionId, String(command.expectedRevision), String(state?.revision ?? 'no_stream'));
       if (decision.kind === 'nothing-to-clear') {
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
         if (decision.revision === null) {
@@ -130,7 +129,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         if (position !== undefined) return policyAnswer(command.sessionId, null, decision.revision, position);
         // Erased meanwhile: decided again on the session as it is now.
         if (attempt < MAX_POLICY_ATTEMPTS) continue;
-        throw new RevisionConflictError(String(command.expectedRevision), 'no_stream');
+        throw revisionConflict(this.readModels, command.tenantId, command.sessionId, String(command.expectedRevision), 'no_stream');
       }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
@@ -163,7 +162,13 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         if (err instanceof WrongExpectedRevisionError) answers.refused(expected, err);
         if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
         if (err instanceof WrongExpectedRevisionError)
-          throw new RevisionConflictError(command.expectedRevision === 'any' ? String(err.expected) : String(command.expectedRevision), String(err.actual));
+          throw revisionConflict(
+            this.readModels,
+            command.tenantId,
+            command.sessionId,
+            command.expectedRevision === 'any' ? String(err.expected) : String(command.expectedRevision),
+            String(err.actual),
+          );
         throw err;
       }
     }

@@ -1,7 +1,7 @@
 import type { ReadModelStore } from '../read-model-store';
 import type { RequestedBy } from '../../events/requested-by';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
-import { SessionNotFoundError, type ReadModelsBehind } from '../../errors';
+import { RevisionConflictError, SessionNotFoundError, type ReadModelsBehind } from '../../errors';
 
 /** Default page size of {@link listErasures}. */
 export const DEFAULT_ERASURE_LIMIT = 50;
@@ -94,6 +94,30 @@ export function latestErasure(store: ReadModelStore, tenantId: string, sessionId
  */
 export function sessionNotFound(readModels: ReadModelStore | undefined, tenantId: string, sessionId: string, behind?: ReadModelsBehind): SessionNotFoundError {
   return new SessionNotFoundError(sessionId, readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined, undefined, false, behind);
+}
+
+/**
+ * The 409 `wrong_expected_revision` of a failed revision check (`expected`: what the request sent;
+ * `actual`: the session's last revision, decimal, or `no_stream`), the one rule for it on every
+ * route that takes `expectedRevision`: with `actual` `no_stream` and an erasure of the session in
+ * `readModels` ({@link latestErasure}), it says when the session was erased (message and
+ * `details.erasedAt`, as {@link sessionNotFound} does for reads); else the plain conflict (also
+ * when the read models cannot be read: the write's answer does not depend on them).
+ */
+export function revisionConflict(
+  readModels: ReadModelStore | undefined | null,
+  tenantId: string,
+  sessionId: string,
+  expected: string,
+  actual: string,
+): RevisionConflictError {
+  let erasedAt: string | undefined;
+  try {
+    erasedAt = actual === 'no_stream' && readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined;
+  } catch {
+    erasedAt = undefined;
+  }
+  return new RevisionConflictError(expected, actual, undefined, erasedAt);
 }
 
 /**
