@@ -188,7 +188,9 @@ function sharedServiceFile(dataDir: string, eventsFile: string): { name: string;
  * of becoming a new, empty store in a new directory, and a path SQLite cannot open is refused by
  * name instead of by SQLite's "unable to open database file" (exit code 1). `access` is
  * `fs.accessSync` (replaced in tests: a process running as root may write anything).
- * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` (the path as resolved) when it is a file the
+ * @throws ConfigurationError naming `DATA_DIR` when the default `<DATA_DIR>/events.sqlite` is a
+ *   symbolic link to a file the service keeps there ({@link sharedServiceFile}). Naming
+ *   `SQLITE_EVENTS_FILE` (the path as resolved) when it is a file the
  *   service keeps in `DATA_DIR` ({@link sharedServiceFile}, symbolic links resolved), when its directory
  *   does not exist or is not a directory, when the path is a directory, when its directory is not
  *   writable by this process (EACCES, EPERM; EROFS: on a read-only file system), or when the file or
@@ -199,7 +201,18 @@ export function requireEventsFileDirectory(
   access: (p: string, mode: number) => void = fs.accessSync,
 ): void {
   const { dataDir, sqliteEventsFile: eventsFile } = config;
-  if (eventsFile === path.join(dataDir, 'events.sqlite')) return;
+  if (eventsFile === path.join(dataDir, 'events.sqlite')) {
+    // The default file, a symbolic link someone made to one of the service's other files: the same sharing, named by DATA_DIR.
+    const shared = sharedServiceFile(dataDir, eventsFile);
+    if (shared)
+      throw new ConfigurationError({
+        variable: 'DATA_DIR',
+        value: dataDir,
+        problem: `its events.sqlite is a symbolic link to a file the service keeps in DATA_DIR (${shared.name}, reached through it: ${shared.through ?? eventsFile}): the event store and it would share one file`,
+        fix: `remove the link ${eventsFile} (with no events file, the service starts a new store there), or point it at the event store's own file`,
+      });
+    return;
+  }
   const dir = path.dirname(eventsFile);
   let isDirectory: boolean | null;
   try {

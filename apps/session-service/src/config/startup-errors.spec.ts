@@ -129,6 +129,18 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
       expect(fs.statSync(path.join(dataDir, 'read-models.sqlite')).size).toBe(0);
     });
 
+    it('refuses the default DATA_DIR/events.sqlite made a symbolic link to it, naming DATA_DIR (left by ncops73 F1), and creates nothing', async () => {
+      const { dataDir } = layout();
+      const real = path.join(fs.realpathSync(dataDir), 'read-models.sqlite');
+      fs.symlinkSync('read-models.sqlite', path.join(dataDir, 'events.sqlite'));
+      const err = await thrown(() => createSessionService(loadServiceConfig({ DATA_DIR: dataDir }, false), { quiet: true }));
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(
+        `DATA_DIR=${dataDir}: its events.sqlite is a symbolic link to a file the service keeps in DATA_DIR (read-models.sqlite, reached through it: ${real}): the event store and it would share one file: remove the link ${path.join(dataDir, 'events.sqlite')} (with no events file, the service starts a new store there), or point it at the event store's own file`,
+      );
+      expect(fs.readdirSync(dataDir)).toEqual(['events.sqlite']);
+    });
+
     it('still accepts an events file of its own reached through links', async () => {
       const { root, dataDir, link } = layout();
       fs.mkdirSync(path.join(root, 'store'));
