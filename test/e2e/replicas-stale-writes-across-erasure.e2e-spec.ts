@@ -5,6 +5,10 @@
  * acknowledged by the second, the session erased and written again there. Once the first replica
  * goes on, the held write must not land in the session's new life: an append (F1) is refused 409
  * `session_erased`; an erasure (F2) answers as the client's erasure did, erasing nothing more.
+ * The same when the first replica's read of the session's life as the request arrives is what is
+ * held (its store pool busy, newcomer ncrace74 F1: that read named the new life, so an erasure sent
+ * before the other replica's erased the new life, acknowledged events included, and an append sent
+ * before it was written in the new life).
  */
 import type { EventStore } from '@lib/event-store';
 import { AppendSessionEventsHandler, COMMAND_EVENT_STORE, EraseSessionHandler } from '@lib/session';
@@ -20,7 +24,7 @@ const CLIENT_TIMEOUT_MS = 500;
 const user = (id: string) => ({ events: [{ id, type: 'user', text: `text of ${id}` }] });
 
 /** Makes `method` of replica `h`'s command store wait, once armed, until released; returns the controls. */
-function holdStore(h: Harness, method: 'appendToStream' | 'deleteStream') {
+function holdStore(h: Harness, method: 'appendToStream' | 'deleteStream' | 'streamIncarnation') {
   const store = h.service.app.get<EventStore>(COMMAND_EVENT_STORE);
   const original = (store[method] as (...args: unknown[]) => Promise<unknown>).bind(store);
   let gate: Promise<void> | null = null;
@@ -140,4 +144,40 @@ describeUnlessSkipped(skipReason, 'two PostgreSQL replicas: a write its client g
       runs.restore();
     }
   });
+
+  it.each(['erasure', 'append'] as const)(
+    "ncrace74 F1: an %s sent to replica A before B's erasure, whose read of the session's life ends only after B erased the session and wrote it again, leaves the new life alone",
+    async (kind) => {
+      const sessionId = `late-life-${kind}`;
+      for (const id of ['u1', 'u2']) await b.http().post(`/v1/sessions/${sessionId}/events`).send(user(id)).expect(201);
+      const hold = holdStore(a, 'streamIncarnation');
+      try {
+        hold.arm();
+        const sent = (
+          kind === 'erasure' ? a.http().delete(`/v1/sessions/${sessionId}`) : a.http().post(`/v1/sessions/${sessionId}/events`).send(user('late'))
+        ).then((res) => res);
+        await hold.reached;
+        // B's erasure comes after A received its request (by the clocks both read), then the new life is written and acknowledged.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const erased = await b.http().delete(`/v1/sessions/${sessionId}`).expect(200);
+        const n1 = await b.http().post(`/v1/sessions/${sessionId}/events`).send(user('n1')).expect(201);
+        hold.release();
+        const answer = await sent;
+        if (kind === 'erasure') {
+          // before: 200 with a record of its own, erasing the new life ('n1' gone)
+          expect(answer.status).toBe(200);
+          expect(answer.body).toEqual(erased.body);
+        } else {
+          // before: 201, 'late' written in the new life after 'n1'
+          expect(answer.status).toBe(409);
+          expect(answer.body.code).toBe('session_erased');
+        }
+        expect(await logIds(sessionId, n1.body.position)).toEqual(['n1']);
+        const erasures = await b.http().get('/v1/erasures').expect(200);
+        expect((erasures.body.erasures as { sessionId: string }[]).filter((e) => e.sessionId === sessionId)).toHaveLength(1);
+      } finally {
+        hold.restore();
+      }
+    },
+  );
 });

@@ -31,7 +31,8 @@ import {
   READ_MODEL_FILE_NAME,
   ReadModelStore,
   SessionProjector,
-  readSessionLife,
+  LatestErasureTimes,
+  readSessionLifeAt,
   SessionStateCache,
   summarizerFromEnv,
   type Summarizer,
@@ -324,7 +325,12 @@ async function buildService(
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // A write request's session life, read as it is routed, before it waits for anything (WRITE_DEADLINE_MS's rule 3): not held below.
   const commandStore = app.get<EventStore>(COMMAND_EVENT_STORE);
-  readLivesOnArrival(fastify, { apiKeys: config.apiKeys, readLife: (tenantId, sessionId) => readSessionLife(commandStore, tenantId, sessionId) });
+  // The life it arrived in, also when the read ends after another replica's erasure (its store pool busy): newcomer ncrace74 F1.
+  const erasureTimes = new LatestErasureTimes();
+  readLivesOnArrival(fastify, {
+    apiKeys: config.apiKeys,
+    readLife: (tenantId, sessionId, atMs) => readSessionLifeAt(commandStore, erasureTimes, tenantId, sessionId, atMs),
+  });
   // Then: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
   processPipelinedInOrder(fastify, { heldBodyBytes: config.maxBodyBytes });
   // Before every hook that may answer: each answer carries its X-Request-Id.

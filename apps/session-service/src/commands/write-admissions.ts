@@ -41,8 +41,12 @@ export const SESSION_LIFE_CONFIG = 'sessionLife';
 export interface LivesOnArrivalOptions {
   /** Key → tenant (`API_KEYS`; empty in open development mode), to name the request's tenant as the key check will. */
   apiKeys: ReadonlyMap<string, string>;
-  /** Reads the life session `sessionId` of `tenantId` is in now (`readSessionLife` on the handlers' store). */
-  readLife: (tenantId: string, sessionId: string) => Promise<bigint>;
+  /**
+   * Reads the life session `sessionId` of `tenantId` was in at `atMs` (ms since the epoch, `Date.now()` when the read
+   * starts: the request's arrival, or the answer of an erasure ahead of it on its connection): `readSessionLifeAt` on the
+   * handlers' store, so a read that ends after another replica's erasure still names the life the request arrived in.
+   */
+  readLife: (tenantId: string, sessionId: string, atMs: number) => Promise<bigint>;
 }
 
 /** One key per tenant and session id (neither holds a NUL). */
@@ -79,7 +83,7 @@ function startLifeRead(request: FastifyRequest, reply: FastifyReply, role: Sessi
   const key = sessionOf(tenantId, sessionId);
   let ahead = erasuresAhead.get(socket);
   const erasureAhead = ahead?.get(key);
-  const life = erasureAhead ? erasureAhead.then(() => options.readLife(tenantId, sessionId)) : options.readLife(tenantId, sessionId);
+  const life = erasureAhead ? erasureAhead.then(() => options.readLife(tenantId, sessionId, Date.now())) : options.readLife(tenantId, sessionId, Date.now());
   // Awaited by the handler; a request refused before it (or never processed) leaves no unhandled rejection.
   life.catch(() => undefined);
   livesAtArrival.set(request.raw, life);

@@ -20,7 +20,7 @@ import {
   isStoredEventOf,
   LatestErasureTimes,
   readSessionLife,
-  readSessionLifeWhenStored,
+  readSessionLifeAt,
   sessionKey,
   sessionStream,
   watchDecisions,
@@ -287,7 +287,7 @@ export class NatsCommandExecutor {
    * policy published before an erasure and received before it landed is refused 409
    * `session_erased`, never written in the session's next life. With `storedAtMs` (when the command
    * stream stored it, ms since the epoch, the nats-server's clock), one stored at or before the
-   * session's latest erasure and received after it is refused so too ({@link readSessionLifeWhenStored}:
+   * session's latest erasure and received after it is refused so too ({@link readSessionLifeAt}:
    * a backlog queued before an erasure went to the next life, newcomer ncnats66 F1). Undefined for a subject naming no
    * session of a tenant served here (its command is refused anyway). The promise's rejection (the
    * store's error) is raised by the handler that awaits it.
@@ -300,7 +300,7 @@ export class NatsCommandExecutor {
     const life =
       storedAtMs === undefined
         ? readSessionLife(store, address.tenant, address.sessionId)
-        : readSessionLifeWhenStored(store, this.erasureTimes, address.tenant, address.sessionId, storedAtMs);
+        : readSessionLifeAt(store, this.erasureTimes, address.tenant, address.sessionId, storedAtMs);
     life.catch(() => undefined);
     return life;
   }

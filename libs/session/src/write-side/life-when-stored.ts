@@ -4,14 +4,14 @@
  * receives it ({@link readSessionLife}) is the life current then: a backlog published before an HTTP erasure and received
  * after it landed was applied to the session's next life (20 of 40 queued appends, 4 runs in 4), bringing back content
  * its user had erased. A command stored at or before the session's latest erasure belongs to the life that erasure
- * closed: {@link readSessionLifeWhenStored} answers {@link ENDED_LIFE} for it, so `checkWriteAdmission` refuses it 409
- * `session_erased`, as an HTTP request that arrived before an erasure is.
+ * closed (or an earlier one): {@link readSessionLifeAt} answers that life for it, so `checkWriteAdmission` refuses it 409
+ * `session_erased`. HTTP write requests take their life the same way, at the time they arrived (newcomer ncrace74 F1).
  */
 import { findInStream, type EventStore } from '@lib/event-store';
 import { erasureStream, SESSION_ERASED, type SessionErasedData } from '../events/erasure-events';
 import { readSessionLife } from './life-at-arrival';
 
-/** The life a command belongs to when it was stored before the session's latest erasure: no life a session is in (lives are revisions, ≥ 0). */
+/** The life of a command stored before an erasure whose record names no last revision (an older build wrote it): no life a session is in (lives are revisions, ≥ 0). */
 export const ENDED_LIFE = -1n;
 
 /** Entries {@link LatestErasureTimes} keeps before it forgets them all (each: a session erased at least once and commanded since). */
@@ -87,21 +87,32 @@ export class LatestErasureTimes {
 }
 
 /**
- * The life of session `sessionId` of tenant `tenantId` that a command stored at `storedAtMs` (ms since the epoch, by the
- * clock of the queue that stored it: for NATS, the nats-server's) belongs to: {@link ENDED_LIFE} when the session's latest
- * erasure happened at or after that time (`erasedAt` of its record, the erasing replica's clock: the two clocks are
- * compared, as the erasure's own removal of queued commands does), else the life it is in now ({@link readSessionLife}).
- * During an erasure whose record is not written yet, waits for the record (at most {@link QUEUED_COMMAND_RECORD_WAIT_MS}).
+ * The life (stream incarnation, bigint) session `sessionId` of tenant `tenantId` was in at `atMs` (ms since the epoch): when a
+ * command was stored in a queue (NATS: the command stream, by the nats-server's clock), or when an HTTP write request
+ * arrived (this replica's clock). The life current now ({@link readSessionLife}) unless the erasure that began it happened at
+ * or after `atMs` (`erasedAt` of its record, the erasing replica's clock: the clocks are compared, as an erasure's own
+ * removal of queued commands does); then the life that erasure's predecessors left at `atMs`: the one opened by the session's
+ * newest erasure record dated before `atMs` (the revision after its `lastRevision`), 0n when every record is dated at or
+ * after it, or {@link ENDED_LIFE} when that record is of a build that did not name its last revision. A write checked
+ * against it (`checkWriteAdmission`) is refused 409 `session_erased` in any later life, and an erasure answers the record of
+ * that life: the read of the life may end long after `atMs` (a replica whose store pool is busy, newcomer ncrace74 F1: a
+ * `DELETE` sent before another replica's erasure erased the session written again since, acknowledged events included,
+ * and an append sent before it was written in the new life), and what happened in between does not move the request to a
+ * later life. During an erasure whose record is not written yet, waits for the record (at most
+ * {@link QUEUED_COMMAND_RECORD_WAIT_MS}; {@link LatestErasureTimes.closedBefore}).
  * @throws (rejects with) the store's errors.
  */
-export async function readSessionLifeWhenStored(
-  store: EventStore,
-  erasures: LatestErasureTimes,
-  tenantId: string,
-  sessionId: string,
-  storedAtMs: number,
-): Promise<bigint> {
+export async function readSessionLifeAt(store: EventStore, erasures: LatestErasureTimes, tenantId: string, sessionId: string, atMs: number): Promise<bigint> {
   const life = await readSessionLife(store, tenantId, sessionId);
   const erasedAt = await erasures.closedBefore(store, tenantId, sessionId, life);
-  return erasedAt !== null && storedAtMs <= erasedAt ? ENDED_LIFE : life;
+  if (erasedAt === null || atMs > erasedAt) return life;
+  // Erased at or after `atMs` (rare): the life it was in then, from the session's older records.
+  const opened = await findInStream(store, erasureStream(tenantId), (e) => {
+    const data = e.data as SessionErasedData | null;
+    if (e.type !== SESSION_ERASED || data?.sessionId !== sessionId) return false;
+    return !(Date.parse(data.erasedAt) >= atMs);
+  });
+  if (!opened) return 0n;
+  const lastRevision = (opened.data as SessionErasedData).lastRevision;
+  return lastRevision === undefined ? ENDED_LIFE : BigInt(lastRevision) + 1n;
 }
