@@ -146,7 +146,7 @@ function examples(service: () => Pick<Harness, 'http'>): void {
     const byRevision = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '0' }).expect(400);
     expect(byRevision.body).toMatchObject({ code: 'revision_out_of_range', parameter: 'atRevision' });
     expect(byRevision.body.message).toBe(
-      `atRevision: the session's revisions run from 2 to 2: its current life began with revision 2; an earlier life of this session id (revisions 0–1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`,
+      `atRevision: the session's revisions run from 2 to 2: its current life began with revision 2; an earlier life of this session id (revisions 0–1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a revision from 2 to 2`,
     );
     const past = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '3' }).expect(400);
     expect(past.body.message).toBe("atRevision: the session's revisions run from 2 to 2; ask for a revision in that range");

@@ -142,10 +142,12 @@ export function timeOutOfRangeMessage(
  * The message of 400 `revision_out_of_range` for `atRevision` outside a session's revisions
  * (`first` to `last`, of its current life). With `erased` (see {@link earlierLifeErasure}) and
  * `atRevision` before `first`, it says that an earlier life of the session id held those revisions
- * and was erased, and when, as {@link timeOutOfRangeMessage} does for `atTime`. Pure.
+ * and was erased, and when, as {@link timeOutOfRangeMessage} does for `atTime`, and ends naming the
+ * current life's range again (`ask for a revision from 40 to 41`: "that range" followed the erased
+ * one, newcomer ncui74 F4). Pure.
  */
 export function revisionOutOfRangeMessage(atRevision: bigint, first: bigint, last: bigint, erased: EarlierLifeErasure | null): string {
   const range = `atRevision: the session's revisions run from ${first} to ${last}`;
   if (!erased || atRevision >= first) return `${range}; ask for a revision in that range`;
-  return `${range}: its current life began with revision ${first}; an earlier life of this session id${erasedRange(erased)} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`;
+  return `${range}: its current life began with revision ${first}; an earlier life of this session id${erasedRange(erased)} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a revision from ${first} to ${last}`;
 }
