@@ -206,4 +206,40 @@ describe('npm run conformance: Ctrl-C during the run', () => {
     },
     60_000,
   );
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)(
+    'on %s while it loads, before any vector ran, says so in one line, exit code %i (newcomer ncdata74 F2: it printed nothing)',
+    async (signal, exitCode) => {
+      const vectors = path.join(dir, `vectors-loading-${signal}`);
+      fs.mkdirSync(vectors);
+      fs.writeFileSync(
+        path.join(vectors, 'v.json'),
+        JSON.stringify({ id: 'v', estimator: 'chars', events: [], strategy: { type: 'sliding-window', maxEvents: 1 }, expect: { kept: [], archived: [] } }),
+      );
+      // fd 3 says when conformance.js requires ts-node: its signal handler is in place by then (test/support/report-module-load.js).
+      const child = spawn(process.execPath, ['-r', './test/support/report-module-load.js', 'test/conformance/conformance.js', vectors], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, REPORT_MODULE_LOAD: 'ts-node' },
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      });
+      const loading = new Promise<void>((resolve) => (child.stdio[3] as NodeJS.ReadableStream).once('data', () => resolve()));
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (d) => (stdout += d));
+      child.stderr!.on('data', (d) => (stderr += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('close', (code, sig) => resolve({ code, signal: sig })),
+      );
+      // As ts-node starts loading (seconds before the first vector): a Ctrl-C of a user who changed their mind.
+      await loading;
+      child.kill(signal);
+      expect(await exited).toEqual({ code: exitCode, signal: null });
+      expect(stderr).toBe(`conformance: interrupted by ${signal} while loading, before any vector ran; nothing was made\n`);
+      expect(stdout).toBe('');
+    },
+    60_000,
+  );
 });

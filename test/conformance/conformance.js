@@ -5,6 +5,10 @@
  * loading ts-node, which takes seconds), then runs run-conformance.ts (which parses the options).
  */
 const { vectorsFolder } = require('./vectors-folder');
+const { holdSignalsWhileLoading } = require('./loading-signals');
+
+// A stop while ts-node and the runner load says so (run-conformance.ts takes the signals over before the first vector).
+holdSignalsWhileLoading('conformance');
 
 const arg = process.argv[2];
 if (arg === undefined || !arg.startsWith('-')) {

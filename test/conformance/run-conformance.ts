@@ -11,8 +11,11 @@ import { parseScriptArgumentsOrExit } from '../../apps/session-service/src/scrip
 import { VECTORS_DIR } from '../support/shared-dir';
 import { vectorsFolder } from './vectors-folder';
 import { interruptedExitCode, RunInterrupted, stopOnSignals } from '../../apps/replay/src/stop-on-signals';
+import { holdSignalsWhileLoading, releaseLoadingSignals } from './loading-signals';
 
 async function main(): Promise<void> {
+  // Held already when run as npm run conformance (conformance.js); run directly, from here on.
+  holdSignalsWhileLoading('conformance');
   const program = new Command()
     .name('conformance')
     .description('Run compaction conformance vectors through the HTTP API of a fresh service instance')
@@ -29,6 +32,9 @@ async function main(): Promise<void> {
   const { runConformance } = await import('./conformance-runner');
   let passed = 0;
   let failed = 0;
+  // A signal that came while the modules loaded (synchronously) is delivered at the event loop's next turn: to the loading handler.
+  await new Promise((resolve) => setImmediate(resolve));
+  releaseLoadingSignals();
   const stop = stopOnSignals();
   const results = await runConformance(dir, {
     signal: stop.signal,
