@@ -296,16 +296,19 @@ export class RevisionConflictError extends SessionError {
   }
 
   /**
-   * For an append sent without `expectedRevision`: other writers (other processes, or compactions)
-   * moved the session on `attempts` times in a row while it was being decided. Nothing was written;
-   * the request can be resent unchanged (ids make it idempotent). `actual`: the session's last
-   * revision seen (decimal string, or `no_stream`).
+   * For a write sent without `expectedRevision` (`write`: an `append`, the default, or a `policy`
+   * PUT): other writers (other processes, or compactions) moved the session on `attempts` times in
+   * a row while it was being decided. Nothing was written; the request can be resent unchanged
+   * (ids make an append idempotent; a policy already in force is not written again). `expected` is
+   * `any`, what the client sent (no revision of its own); `actual`: the session's last revision
+   * seen (decimal string, or `no_stream`).
    */
-  static exhausted(attempts: number, actual: string): RevisionConflictError {
+  static exhausted(attempts: number, actual: string, write: 'append' | 'policy' = 'append'): RevisionConflictError {
+    const resend = write === 'append' ? 'events with ids are written once' : 'a policy the session already has is not written again';
     return new RevisionConflictError(
       'any',
       actual,
-      `other writers changed the session ${attempts} times in a row while this append was being decided; nothing was written: resend the request unchanged (events with ids are written once)`,
+      `other writers changed the session ${attempts} times in a row while this ${write} was being decided; nothing was written: resend the request unchanged (${resend})`,
     );
   }
 }

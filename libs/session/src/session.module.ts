@@ -20,6 +20,7 @@ import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-s
 import { refusingWritesWhileReadModelsFull } from './write-side/writes-while-read-models-full';
 import { refusingWritesWhileReadModelsOffLog } from './write-side/writes-while-read-models-off-log';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
+import { PerSessionQueue } from './write-side/per-session-queue';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './write-side/appended-events-observer';
 import { CompactSessionHandler } from './write-side/compact-session';
 import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
@@ -115,6 +116,8 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: SessionProjector, useValue: projector },
         { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands, DEFAULT_SESSION_CACHE_SIZE, options.sessionCacheMaxBytes) },
         { provide: ErasuresInProgress, useValue: new ErasuresInProgress() },
+        // One queue of this process's writes per session, appends and policy PUTs alike: a PUT never races this process's appends.
+        { provide: PerSessionQueue, useValue: new PerSessionQueue() },
         AppendSessionEventsHandler,
         CompactSessionHandler,
         SetCompactionPolicyHandler,

@@ -51,6 +51,7 @@ import { firstDifference } from '../domain/first-difference';
 import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
+import { MAX_WRITE_ATTEMPTS, pauseAfterConflict } from './write-conflict-retry';
 import { ErasuresInProgress } from './erasures-in-progress';
 import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
@@ -62,17 +63,8 @@ import { InterruptedErasureSweep } from './interrupted-erasures';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { revisionConflict } from '../read-side/queries/erasure-query';
 
-/** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
-export const MAX_APPEND_ATTEMPTS = 32;
-
-/**
- * Pause (ms) before attempt `attempt` + 1 after a revision conflict: none after the first, then a
- * random wait of up to `attempt` ms (at most 10), so writers racing on one hot session (several
- * replicas, auto-compaction) stop colliding in lockstep.
- */
-function conflictBackoffMs(attempt: number): number {
-  return attempt < 2 ? 0 : Math.random() * Math.min(attempt, 10);
-}
+/** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds): {@link MAX_WRITE_ATTEMPTS}, the bound of every session write. */
+export const MAX_APPEND_ATTEMPTS = MAX_WRITE_ATTEMPTS;
 
 /**
  * How an append names tool responses: `as-sent` keeps every response's `name` as sent (native
@@ -128,10 +120,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     @Optional() @Inject(ErasuresInProgress) private readonly erasures: ErasuresInProgress | null = null,
     /** Read only for a refused `expectedRevision` of an erased session, to say when it was erased ({@link revisionConflict}); without it, the plain conflict. */
     @Optional() @Inject(ReadModelStore) private readonly readModels: ReadModelStore | null = null,
+    /**
+     * This process's writes to one session, appends and policy PUTs, run one after another (see
+     * {@link PerSessionQueue}; the module's one instance, shared with `SetCompactionPolicyHandler`);
+     * other processes' meet the revision check. Without it, this handler's own queue.
+     */
+    @Optional() @Inject(PerSessionQueue) private readonly queue: PerSessionQueue = new PerSessionQueue(),
   ) {}
-
-  /** This process's appends to one session run one after another (see {@link PerSessionQueue}); other processes' meet the revision check. */
-  private readonly queue = new PerSessionQueue();
 
   /**
    * @throws InvalidRequestError (400 `invalid_request`) from {@link checkAppendShape}, before anything is read.
@@ -245,8 +240,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         // revision: stale, still holding across compactions, or a resend written meanwhile by another replica).
         if (err instanceof WrongExpectedRevisionError && attempt < MAX_APPEND_ATTEMPTS) {
           answers.refused(expected, err);
-          const pause = conflictBackoffMs(attempt);
-          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+          await pauseAfterConflict(attempt);
           continue;
         }
         if (err instanceof DuplicateEventIdError) {

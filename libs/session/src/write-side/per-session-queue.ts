@@ -4,7 +4,11 @@
  * that load the same revision would otherwise race: only one can be written at that expected
  * revision, the other reloads and decides again, and with many concurrent writers on one hot
  * session a request could lose every retry. In one process they now queue instead; writers in
- * other processes still meet the expected-revision check and retry.
+ * other processes still meet the expected-revision check and retry. `SessionModule` provides one
+ * instance that the append and policy handlers share, so a policy PUT queues behind the appends of
+ * its session that came before it too (and they behind it). A queued task must never wait for
+ * anything queued behind it in the same instance (a deadlock): erasures, which appends and PUTs
+ * wait for, do not queue here.
  */
 export class PerSessionQueue {
   /** The last queued run of each session with one in flight (removed when it settles and nothing queued after it). */

@@ -8,7 +8,12 @@
  * on the loaded state by the appends' rule (`checkClientExpected`: compactions' decisions after it
  * do not count; a resend of a PUT that was written at it answers the event it wrote; another
  * writer's event after it is 409, before the decision is acted on) → append at the loaded
- * revision → on conflict, reload, check and decide again.
+ * revision → on conflict, reload, check and decide again (the appends' rule, {@link MAX_WRITE_ATTEMPTS}
+ * attempts with {@link pauseAfterConflict}; sent without `expectedRevision`, exhausted answers
+ * `RevisionConflictError.exhausted`, expected `any`). In one process a session's policy PUTs and
+ * appends queue one after another ({@link PerSessionQueue}, shared with the append handler), so
+ * only other processes' writers and compactions make a PUT retry; one that starts while this
+ * process erases the session waits for the erasure ({@link ErasuresInProgress}), as appends do.
  */
 import { checkWriteAdmission } from '../decider/write-admission';
 import { lifeAtArrival } from './life-at-arrival';
@@ -33,9 +38,13 @@ import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache } from './session-state-cache';
 import { tellDecidingOn } from './decision-watch';
 import { InterruptedErasureSweep } from './interrupted-erasures';
+import { PerSessionQueue } from './per-session-queue';
+import { ErasuresInProgress } from './erasures-in-progress';
+import { RevisionConflictError } from '../errors';
+import { MAX_WRITE_ATTEMPTS, pauseAfterConflict } from './write-conflict-retry';
 
-/** How many times a policy PUT reloads after the stream moved on before it answers 409. */
-export const MAX_POLICY_ATTEMPTS = 8;
+/** How many times a policy PUT is decided and tried before it answers 409: {@link MAX_WRITE_ATTEMPTS}, the appends' bound (before 2026-12-07: 8, without pauses). */
+export const MAX_POLICY_ATTEMPTS = MAX_WRITE_ATTEMPTS;
 
 /**
  * Set the auto-compaction policy of `sessionId`; `strategy` null clears it. `expectedRevision`:
@@ -73,6 +82,15 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     @Optional() private readonly eventBus?: EventBus,
     /** Finishes an erasure interrupted before its record ahead of a new life's first event; without it, the sweep does, within a minute. */
     @Optional() @Inject(InterruptedErasureSweep) private readonly interruptedErasures: InterruptedErasureSweep | null = null,
+    /**
+     * The queue this process's writes to one session wait in, appends and policy PUTs (the module's
+     * one instance, shared with `AppendSessionEventsHandler`): a PUT then never races this process's
+     * appends. Nothing a queued PUT waits for (the store, the read models, an erasure running here)
+     * waits in it. Without it, this handler's own queue (it races the appends, retrying).
+     */
+    @Optional() @Inject(PerSessionQueue) private readonly queue: PerSessionQueue = new PerSessionQueue(),
+    /** The erasures running in this process: a PUT of a session being erased waits for it (see {@link ErasuresInProgress}); without it, it races the erasure. */
+    @Optional() @Inject(ErasuresInProgress) private readonly erasures: ErasuresInProgress | null = null,
   ) {}
 
   /**
@@ -81,7 +99,8 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
    * @throws RevisionConflictError (409 `wrong_expected_revision`) when the client's `expectedRevision`
    *   does not hold (another writer's event came after it), before a clear's 404; or when the stream
-   *   moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
+   *   moved on {@link MAX_POLICY_ATTEMPTS} times in a row (sent without `expectedRevision`:
+   *   `RevisionConflictError.exhausted`, expected `any`; with one: that revision).
    * @throws RequestExpiredError (503 `request_expired`), SessionErasedMeanwhileError (409 `session_erased`): see {@link checkWriteAdmission}.
    */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
@@ -96,8 +115,15 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       estimator: command.estimator,
       ...(command.delivery ? { commandId: command.delivery.commandId } : {}),
     };
-    // The session's life as the request arrives, read first: the policy is set in that life or not at all.
-    const arrivedIn = await lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
+    // The session's life as the request arrives, read before it waits for anything (the queue): the policy is set in that life or not at all.
+    const arrivedIn = lifeAtArrival(command, this.store, command.tenantId, command.sessionId);
+    // Awaited by the queued task; one that never runs leaves no unhandled rejection.
+    arrivedIn.catch(() => undefined);
+    return this.queue.run(key, async () => this.loadDecideAppend(command, key, policy, await arrivedIn));
+  }
+
+  /** {@link execute}'s work, queued behind this process's earlier writes of the session `key`; `arrivedIn`: the life the command arrived in. */
+  private async loadDecideAppend(command: SetCompactionPolicyCommand, key: string, policy: SetPolicy, arrivedIn: bigint): Promise<PolicyAnswer> {
     // A redelivered transport command whose event is in the log is answered with it, before anything is decided or checked.
     if (command.delivery?.redelivered) {
       const applied = await this.appliedCommand(command, command.delivery.commandId, arrivedIn);
@@ -105,6 +131,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     }
     const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
+      // An erasure of the session running here is waited for: this PUT then meets its life-at-arrival check, not the erasure's deletion.
+      const erasing = this.erasures?.settled(key);
+      if (erasing) await erasing;
       const state = await this.sessions.load(key);
       answers.loaded(state?.revision ?? null);
       tellDecidingOn(command, state);
@@ -129,7 +158,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         if (position !== undefined) return policyAnswer(command.sessionId, null, decision.revision, position);
         // Erased meanwhile: decided again on the session as it is now.
         if (attempt < MAX_POLICY_ATTEMPTS) continue;
-        throw revisionConflict(this.readModels, command.tenantId, command.sessionId, String(command.expectedRevision), 'no_stream');
+        throw this.exhausted(command, 'no_stream');
       }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
@@ -160,18 +189,26 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
         if (err instanceof WrongExpectedRevisionError) answers.refused(expected, err);
-        if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
-        if (err instanceof WrongExpectedRevisionError)
-          throw revisionConflict(
-            this.readModels,
-            command.tenantId,
-            command.sessionId,
-            command.expectedRevision === 'any' ? String(err.expected) : String(command.expectedRevision),
-            String(err.actual),
-          );
+        if (retriable && attempt < MAX_POLICY_ATTEMPTS) {
+          await pauseAfterConflict(attempt);
+          continue;
+        }
+        if (err instanceof WrongExpectedRevisionError) throw this.exhausted(command, String(err.actual));
         throw err;
       }
     }
+  }
+
+  /**
+   * The 409 of a PUT that the session kept moving under for {@link MAX_POLICY_ATTEMPTS} attempts
+   * (`actual`: the revision last seen, decimal string, or `no_stream`): sent without
+   * `expectedRevision`, {@link RevisionConflictError.exhausted} (expected `any`, the client sent no
+   * revision; resend unchanged); with one, the conflict of that revision ({@link revisionConflict},
+   * `erasedAt` looked up), as before.
+   */
+  private exhausted(command: SetCompactionPolicyCommand, actual: string): RevisionConflictError {
+    if (command.expectedRevision === 'any') return RevisionConflictError.exhausted(MAX_POLICY_ATTEMPTS, actual, 'policy');
+    return revisionConflict(this.readModels, command.tenantId, command.sessionId, String(command.expectedRevision), actual);
   }
 
   /**
