@@ -359,16 +359,17 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * not a resend (also, at once and without a read, when it carries no client-chosen request id).
    * Loads the session's erasure records and decides ({@link decideResentErasure}); when the life
    * before the one it arrived in (`arrivedIn`, bigint incarnation) has no record yet, loads and
-   * decides again at growing intervals (10 ms to 200 ms) for up to the record wait, then takes it
-   * for no resend. Writes nothing.
+   * decides again at growing intervals (10 ms to 200 ms) for up to the record wait (the last load
+   * begun at or after its end), then takes it for no resend. Writes nothing.
    */
   private async resentErasure(command: EraseSessionCommand, arrivedIn: bigint): Promise<ErasureRecord | null> {
     if (clientRequestIdOf(command.requestedBy) === undefined) return null;
     const deadline = Date.now() + this.recordWaitMs;
     for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const lookedAt = Date.now();
       const decision = decideResentErasure(command, await this.erasuresOfSession(command.tenantId, command.sessionId), arrivedIn);
       if (decision.kind === 'resent') return decision.record;
-      if (decision.kind === 'erase' || Date.now() >= deadline) return null;
+      if (decision.kind === 'erase' || lookedAt >= deadline) return null;
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
     }
   }
@@ -551,7 +552,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
    * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
    * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
-   * position. With nothing left to erase, the session's newest record of another life answers: one
+   * position. A record of the life written while this erasure looks (the erasure that deleted the
+   * stream, at once with this one on another replica) answers also when this replica's projector
+   * has meanwhile erased the life's rows at it: this replica then holds none of them (newcomer
+   * ncrace74 F3: the previous life's record answered, or 404). With nothing left to erase and no
+   * record of the life within the record wait, the session's newest record of another life answers: one
    * written by a build without `lastRevision`, or one of a life ending below `incarnation - 1` (the
    * stores keep the highest revision erased, which a life written again from revision 0 by a build
    * before e92296e may not reach).
@@ -572,15 +577,29 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       // tell where it began and none closes it yet (the deletion interrupted), written now, as a new life's first event does.
       const unheld = await this.recordOfUnheldLife(tenantId, sessionId, lastRevision, requesterOf(command));
       if (unheld) return unheld.record;
-      // Erased by a build that did not record the life, or a life ending below the highest revision
-      // erased (one written again from revision 0 by a build before e92296e): the session's newest
-      // record answers, when nothing is left to erase.
-      if (found.older) return found.older;
+      // The life's record written since `found` was read: the erasure that deleted the stream (at once with
+      // this one, on another replica) recorded it, and this replica's projector erased the life's rows at
+      // it, so they were not here (newcomer ncrace74 F3: `found.older`, the previous life's record, answered).
+      const since = await this.recordOfLife(tenantId, sessionId, lastRevision, found.tailPosition);
+      if (since.record) return since.record;
+      if (found.older) {
+        // Erased by a build that did not record the life, or a life ending below the highest revision
+        // erased (one written again from revision 0 by a build before e92296e): the session's newest
+        // record answers, when nothing is left to erase, once no record of the life came within the
+        // record wait (an erasure that deleted the stream meanwhile may be writing it).
+        const awaited = await this.waitForRecord(tenantId, sessionId, lastRevision, since.tailPosition);
+        return awaited.record ?? found.older;
+      }
     }
     const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, found.tailPosition);
     if (waited.record) return waited.record;
     const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record?.position);
-    if (!life) throw new SessionNotFoundError(sessionId);
+    if (!life) {
+      // The life's record landed after the wait's last look, and this replica's projector erased the rows at it.
+      const late = await this.recordOfLife(tenantId, sessionId, lastRevision, waited.tailPosition);
+      if (late.record) return late.record;
+      throw new SessionNotFoundError(sessionId);
+    }
     // The life ends at `lastRevision` (the highest revision ever deleted) unless it was written again
     // from revision 0 and an earlier life's record claims that revision: then it ends at its last row.
     const earlierEndedThere =
@@ -630,15 +649,18 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   /**
    * Waits up to the record wait for the record of the life ending at `lastRevision` to be
    * appended after position `after`, reading the stream's tail at growing intervals (10 ms to
-   * 200 ms). Returns the last lookup (its `tailPosition`: where the next search may stop).
+   * 200 ms), the last read begun at or after the end of the wait (one begun before it and ending
+   * after, as the record landed, is not the last: newcomer ncrace74 F3). Returns the last lookup
+   * (its `tailPosition`: where the next search may stop).
    */
   private async waitForRecord(tenantId: string, sessionId: string, lastRevision: bigint, after: bigint): Promise<LifeLookup> {
     const deadline = Date.now() + this.recordWaitMs;
     let delay = 10;
     let lookup: LifeLookup = { record: null, tail: 'no_stream', tailPosition: after, older: null };
-    while (Date.now() < deadline) {
+    for (let lookedAt = Date.now(); lookedAt < deadline;) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
       delay = Math.min(delay * 2, 200);
+      lookedAt = Date.now();
       const next = await this.recordOfLife(tenantId, sessionId, lastRevision, lookup.tailPosition);
       if (next.record) return next;
       if (next.tail !== 'no_stream') lookup = next;
@@ -679,13 +701,15 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * have been written again since: that later life is not this erasure's to delete). That life's
    * record is the session's oldest one ending at or after `arrivedIn` (the records of a session's
    * lives come in order); this erasure answers as that one did, writing nothing. Waits up to the
-   * record wait for it when the erasure that deleted the life has not written it yet.
+   * record wait for it when the erasure that deleted the life has not written it yet (the last
+   * read begun at or after the end of the wait).
    * @throws ErasureInterruptedError when no record of that life is found (the erasure that deleted
    *   it stopped before writing it, and the session was written again since): nothing more is erased.
    */
   private async recordOfLifeErasedSince(command: EraseSessionCommand, arrivedIn: bigint): Promise<ErasureRecord> {
     const deadline = Date.now() + this.recordWaitMs;
     for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const lookedAt = Date.now();
       let oldest: ErasureRecord | null = null;
       for await (const event of this.recordsNewestFirst(command.tenantId)) {
         const data = event.data as SessionErasedData;
@@ -694,11 +718,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         oldest = recordOf(event);
       }
       if (oldest) return oldest;
-      if (Date.now() >= deadline)
+      if (lookedAt >= deadline)
         throw new ErasureInterruptedError(
           `the session was erased by another erasure after this one arrived, and that erasure's record is not written: nothing was erased by this one (a later life of the session is not its to erase); send the DELETE again to erase the session as it is now`,
         );
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
     }
   }
 
