@@ -76,6 +76,26 @@ describe('a policy that cannot be met is named in a warn line', () => {
     expect(still[0]).toContain('keep less');
   });
 
+  it('a session whose every automatic pass leaves the trigger firing gets one line a minute, not one per pass (newcomer ncrace74: 482 lines per session in 45 s)', async () => {
+    const lines = captureLogLines(['warn']);
+    const sessionId = 'unmet-busy';
+    await service
+      .http()
+      .put(`/v1/sessions/${sessionId}/policy`)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 4 }, trigger: { type: 'token-count', threshold: 10 }, estimator: 'chars' })
+      .expect(200);
+    const scheduler = service.service.app.get(AutoCompactionScheduler);
+    for (let i = 0; i < 6; i++) {
+      const events = [0, 1].map((j) => ({ id: `u${i}-${j}`, type: 'user', text: `question ${i} ${j} ${'w'.repeat(40)}` }));
+      await service.http().post(`/v1/sessions/${sessionId}/events`).send({ events }).expect(201);
+      await scheduler.whenIdle();
+    }
+    const history = await service.http().get(`/v1/sessions/${sessionId}/compactions`).expect(200);
+    const firing = (history.body.compactions as Array<{ triggerStillFires?: boolean }>).filter((c) => c.triggerStillFires === true);
+    expect(firing.length).toBeGreaterThan(1);
+    expect(lines.filter((l) => l.includes(`session "${sessionId}"`) && l.includes('over its trigger'))).toHaveLength(1);
+  });
+
   it('a pass that brings the window under its trigger writes no line', async () => {
     const { noops, lines } = await unmet(
       'met',

@@ -50,6 +50,7 @@ import { SessionStateCache } from './session-state-cache';
 import { SessionNotFoundError } from '../errors';
 import { AutoCompactionBackoff } from './auto-compaction-backoff';
 import { SessionDecisionRecorded } from './session-decision-recorded';
+import { PerSessionLineLimit } from './per-session-line-limit';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -141,6 +142,8 @@ interface SessionRun {
 @EventsHandler(SessionEventsAppended, SessionDecisionRecorded)
 export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended | SessionDecisionRecorded> {
   private readonly logger = new Logger('AutoCompaction');
+  /** The unmet-trigger lines of {@link warnIfUnmet}: at most one per session a minute. */
+  private readonly unmetLines = new PerSessionLineLimit();
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
   private readonly running = new Map<string, SessionRun>();
   /** Set at shutdown: sessions waiting for another replica's claim stop waiting (that replica compacts them). */
@@ -274,7 +277,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
    * One warn line for a recorded automatic pass that leaves the trigger firing: a `compacted` one (what the strategy keeps,
    * summaries included, is over the trigger; it says to keep less or raise the trigger), and a `noop`: a policy that
    * cannot be met (DESIGN §3.5; recorded once per wait period, so at most one line per period per
-   * session), saying why nothing could be archived and what to change:
+   * session), saying why nothing could be archived and what to change. At most one such line per session a minute
+   * ({@link PerSessionLineLimit}); the next one written says how many were not:
    * - `open-tool-call`: a tool call's turn holds the cut back. When that call is the session's
    *   first, answered long ago, the cause is usually writers that append tool answers after another
    *   writer's next user message, which pins the whole session (see docs/http-api.md, Compactions);
@@ -286,17 +290,21 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
    */
   private warnIfUnmet(tenantId: string, sessionId: string, answer: CompactionAnswer, estimator: string): void {
     if (!answer.recorded || answer.triggerStillFires !== true) return;
+    if (answer.outcome !== 'compacted' && answer.outcome !== 'noop') return;
+    // At most one such line per session a minute (a busy session ran a pass, and wrote a line, after nearly every append).
+    const withheld = this.unmetLines.admit(sessionKey(tenantId, sessionId));
+    if (withheld === null) return;
+    const also = withheld > 0 ? ` (${withheld} more such line(s) for this session in the minute before this one were not written)` : '';
     const unit = estimator === 'chars' ? 'UTF-16 code units' : `${estimator} tokens`;
     const who = `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)})`;
     if (answer.outcome === 'compacted') {
       // Archived, but what it keeps (summaries included) is still over the trigger (newcomer ncpg67 F1: recursive summaries of the
       // extractive summarizer cost about what they replace, 18 passes in 60 turns, each saving a few tokens, without a word).
       this.logger.warn(
-        `${who} is still over its trigger after its automatic pass (${answer.tokensAfter} ${unit} in the window after it): what the strategy keeps, summaries included, is over the trigger; keep less (a lower maxEvents, maxTurns, maxTokens or maxEventsToKeep, fewer keepTurns, a lower summarizeAtTokens) or raise the trigger (a recursive-summarization summary may cost as much as what it replaces, and the built-in extractive summarizer's does, up to its bound: rolling-summary holds its summary to half of summarizeAtTokens); the next automatic pass waits for the window to grow (DESIGN §3.5)`,
+        `${who} is still over its trigger after its automatic pass (${answer.tokensAfter} ${unit} in the window after it): what the strategy keeps, summaries included, is over the trigger; keep less (a lower maxEvents, maxTurns, maxTokens or maxEventsToKeep, fewer keepTurns, a lower summarizeAtTokens) or raise the trigger (a recursive-summarization summary may cost as much as what it replaces, and the built-in extractive summarizer's does, up to its bound: rolling-summary holds its summary to half of summarizeAtTokens); the next automatic pass waits for the window to grow (DESIGN §3.5)${also}`,
       );
       return;
     }
-    if (answer.outcome !== 'noop') return;
     const session = `${who} is over its trigger and its automatic pass archived nothing`;
     const size = `${answer.tokensBefore} ${unit} in the window`;
     const why =
@@ -305,7 +313,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         : answer.reason === 'newest-turn-only'
           ? `the window is its newest turn alone, with the pinned system messages (newest-turn-only; ${size}), and the newest turn is never archived: it stays over the trigger until a user message starts the next turn; raise the trigger above the size of one turn`
           : `the strategy finds nothing to archive (within-limit; ${size}): what it keeps is over the trigger, so the trigger asks for a smaller window than the strategy leaves; keep less (a lower maxEvents, maxTurns, maxTokens or maxEventsToKeep, fewer keepTurns, a lower summarizeAtTokens) or raise the trigger`;
-    this.logger.warn(`${session}: ${why}; the next automatic pass waits for the window to grow (DESIGN §3.5)`);
+    this.logger.warn(`${session}: ${why}; the next automatic pass waits for the window to grow (DESIGN §3.5)${also}`);
   }
 
   /** One automatic pass of the session (`unclaimed`: without asking for its claim, after the longest wait for it). */
