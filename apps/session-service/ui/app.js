@@ -2418,7 +2418,8 @@ function timeline(log, byId, select, timeTravel, from, erased) {
   };
   /**
    * "Go to revision" `asked`: the row at or after it marked and focused, the status saying where
-   * it went ({@link revisionTarget}), and the window right after it opened; the box shows `asked`.
+   * it went ({@link revisionTarget}), and the window right after it opened (after a revision erased
+   * with an earlier life: after the row gone to, the first of this life); the box shows `asked`.
    * @param {bigint} asked (a bigint: a revision of 20 digits is named as asked, not rounded as a float)
    */
   const goToRevision = (asked) => {
@@ -2432,8 +2433,11 @@ function timeline(log, byId, select, timeTravel, from, erased) {
       return clearTarget();
     }
     draw(pageOf(index), index, 'target');
-    // The window the model was sent right after the revision asked (the row gone to may be a later one).
-    timeTravel.showWindow(Number(asked));
+    // The window the model was sent right after the revision asked (the row gone to may be a later one); of a
+    // revision erased with an earlier life, whose windows are not kept, the window of the row gone to, the first of
+    // this life (newcomer ncui74 F3: "Window at revision 5" showed the service's 400 revision_out_of_range).
+    const erasedLife = asked < BigInt(lifeStart);
+    timeTravel.showWindow(erasedLife ? Number(rows[index]?.revision) : Number(asked));
   };
   const pager = h(
     'nav',
@@ -3979,7 +3983,10 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo,
     skipLink('skip-recall', 'Skip to recall', () => main.querySelector('#recall-heading')),
     windowSkip,
   );
-  void show(selected, timelineAt === undefined);
+  // A link to a compaction (a recall hit's "archived by" from the list or another session, a compaction written
+  // since): once its details are shown, their heading takes the focus, as when opened on the page (newcomer ncui74
+  // F6: it stayed on the session's heading, far above them). A row gone to keeps it.
+  void show(selected, timelineAt === undefined, routed && selected !== undefined && !goneTo && rowLink === undefined);
   if (rowLink !== undefined) 'eventId' in rowLink ? logTimeline.goToEvent(rowLink.eventId, true) : logTimeline.goToRevision(rowLink.revision);
   // Said once, now that the read is done (the loading line's progress is not a live region).
   announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
