@@ -55,7 +55,17 @@ describe('a log holding a clear written with an estimator (builds before 2026-12
     const events = await h.http().get(`/v1/sessions/${SESSION}/events?minPosition=${last}`).expect(200);
     expect((events.body.events as Array<{ type: string; data: unknown }>).map((e) => [e.type, e.data])).toEqual(log.map((e) => [e.type, e.data]));
     const policy = await h.http().get(`/v1/sessions/${SESSION}/policy`).expect(200);
-    expect(policy.body).toEqual({ sessionId: SESSION, strategy: null, trigger: null, estimator: null, setAt: oldClear.setAt, revision: '2', position: '3' });
+    // Written before policy events named who wrote them (newcomer ncui74 F1): requestedBy null.
+    expect(policy.body).toEqual({
+      sessionId: SESSION,
+      strategy: null,
+      trigger: null,
+      estimator: null,
+      setAt: oldClear.setAt,
+      revision: '2',
+      position: '3',
+      requestedBy: null,
+    });
     const session = await h.http().get(`/v1/sessions/${SESSION}`).expect(200);
     expect(session.body.policy).toBeNull();
   });
@@ -63,7 +73,15 @@ describe('a log holding a clear written with an estimator (builds before 2026-12
   it('answers a clear sent again with that event, writing nothing, and refuses a compaction by policy', async () => {
     const before = await h.service.store.headPosition();
     const clear = await h.http().put(`/v1/sessions/${SESSION}/policy`).send({ strategy: null }).expect(200);
-    expect(clear.body).toMatchObject({ strategy: null, trigger: null, estimator: null, setAt: oldClear.setAt, revision: '2', position: '3' });
+    expect(clear.body).toMatchObject({
+      strategy: null,
+      trigger: null,
+      estimator: null,
+      setAt: oldClear.setAt,
+      revision: '2',
+      position: '3',
+      requestedBy: null,
+    });
     expect(await h.service.store.headPosition()).toBe(before);
     const compact = await h.http().post(`/v1/sessions/${SESSION}/compactions`).send({}).expect(400);
     expect(compact.body).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy' });

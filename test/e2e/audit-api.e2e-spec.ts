@@ -158,6 +158,7 @@ describe('audit API', () => {
       trigger: null,
       estimator: null,
       revision: compaction.revision,
+      requestedBy: null,
     });
     const set = await a.PUT('/v1/sessions/{sessionId}/policy', {
       params: { path: { sessionId: 'summary' } },

@@ -274,7 +274,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     }
   });
 
-  it('a policy command answers the shape GET …/policy answers, takes it back as it is, and reads null as absent', async () => {
+  it('a policy command answers the shape GET …/policy answers, takes it back as it is, and reads null as absent; its event names the command (via nats)', async () => {
     const executor = new NatsCommandExecutor(harness.service.app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {
       prefix,
       tenants: new Set(['default']),
@@ -284,17 +284,23 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       executor.execute({ subject: subject('nats-policy', 'policy'), data: new TextEncoder().encode(JSON.stringify(body)), commandId, redelivered: false });
     const set = await run({ strategy: { type: 'turn-window', maxTurns: 3 }, trigger: null, estimator: null }, 'cmd-p1');
     expect(set.status).toBe(200);
-    expect(set.body).toMatchObject({ sessionId: 'nats-policy', trigger: null, estimator: 'cl100k_base' });
+    // Who sent it (newcomer ncui74 F1): the command's id, via nats, as a compact command's decision records it.
+    expect(set.body).toMatchObject({ sessionId: 'nats-policy', trigger: null, estimator: 'cl100k_base', requestedBy: { requestId: 'cmd-p1', via: 'nats' } });
     const position = (set.body as { position: string }).position;
     const got = await harness.http().get(`/v1/sessions/nats-policy/policy?minPosition=${position}`).expect(200);
     expect(got.body).toEqual(set.body);
+    // Sent back by another command (its requestedBy included): the same policy, answered with the one who set it.
     const back = await run(got.body, 'cmd-p2');
     expect(answered(back)).toEqual(answered(set));
     const clear = await run({ strategy: null, trigger: null, estimator: null }, 'cmd-p3');
-    expect(clear.body).toMatchObject({ strategy: null, trigger: null, estimator: null });
+    expect(clear.body).toMatchObject({ strategy: null, trigger: null, estimator: null, requestedBy: { requestId: 'cmd-p3', via: 'nats' } });
     expect(answered(await run(clear.body, 'cmd-p4'))).toEqual(answered(clear));
     const log = await harness.service.store.readStream('session-default.nats-policy');
-    expect(log.filter((e) => e.type === POLICY_SET)).toHaveLength(2);
+    const policyEvents = log.filter((e) => e.type === POLICY_SET);
+    expect(policyEvents.map((e) => (e.data as { requestedBy?: unknown }).requestedBy)).toEqual([
+      { requestId: 'cmd-p1', via: 'nats' },
+      { requestId: 'cmd-p3', via: 'nats' },
+    ]);
   });
 
   it('a redelivered command is not applied twice (append, policy, compact)', async () => {

@@ -76,7 +76,7 @@ describe('policy API: one representation, one null rule; query strings', () => {
   it('takes back the answer of a session that never had a policy (nothing to clear, nothing written)', async () => {
     const { body: appended } = await append('never', ['one']);
     const none = await getPolicy('never', appended.position);
-    expect(none).toEqual({ sessionId: 'never', strategy: null, trigger: null, estimator: null, revision: appended.revision });
+    expect(none).toEqual({ sessionId: 'never', strategy: null, trigger: null, estimator: null, revision: appended.revision, requestedBy: null });
     const before = await head();
     const back = await put('never', none).expect(200);
     // the same, and (as every PUT answer) a position: here the session's last event's, for minPosition

@@ -1094,6 +1094,8 @@ export interface components {
             estimator: components["schemas"]["Estimator"] | null;
             /** @description read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set */
             position?: string;
+            /** @description read-only: who wrote the policy event in force, set or clear (API key label, request id, transport; never the key); a PUT of the policy already in force writes nothing and answers the one who set it; null when no policy was ever set, and for a policy event written before 2026-12-07 */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
             revision: string;
             sessionId: string;
@@ -1110,6 +1112,8 @@ export interface components {
             estimator: components["schemas"]["Estimator"] | null;
             /** @description read-only: global position of the policy event in force (when no policy was ever set, of the session's last event): pass it as minPosition to read the session once it is projected */
             position: string;
+            /** @description read-only: who wrote the policy event in force, set or clear (API key label, request id, transport; never the key); a PUT of the policy already in force writes nothing and answers the one who set it; null when no policy was ever set, and for a policy event written before 2026-12-07 */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
             revision: string;
             sessionId: string;
@@ -3651,7 +3655,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
                 "X-Request-Id"?: string;
             };
             path: {
@@ -4457,7 +4461,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
                 "X-Request-Id"?: string;
             };
             path: {
@@ -6085,7 +6089,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
                 "X-Request-Id"?: string;
             };
             path: {
@@ -6669,7 +6673,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
                 "X-Request-Id"?: string;
             };
             path: {
@@ -7554,7 +7558,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
+                /** @description your id for this request: the answer's X-Request-Id header returns it, and the request's log line (req.id) is named by it; without one the service makes one (a UUID); a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. It must be 1 to 128 printable ASCII characters (letters, digits, punctuation) without spaces, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written */
                 "X-Request-Id"?: string;
             };
             path: {
@@ -7572,6 +7576,15 @@ export interface operations {
                     expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
                     /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
                     position?: string | null;
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored: the policy event this PUT writes records who sent this request, whatever this field says; null counts as absent */
+                    requestedBy?: {
+                        keyLabel?: string;
+                        requestId?: string;
+                        /** @enum {string} */
+                        requestIdFrom?: "client" | "service";
+                        /** @enum {string} */
+                        via: "http" | "nats";
+                    } | null;
                     /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored: no precondition (a stale revision is taken as well); send expectedRevision for one; null counts as absent */
                     revision?: string | null;
                     /** @description read-only: when sent, the session of the path (else 400 invalid_parameter); null counts as absent */

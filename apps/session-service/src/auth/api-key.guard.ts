@@ -106,7 +106,7 @@ export class ApiKeyGuard implements CanActivate {
 }
 
 /**
- * Controller parameter: who sent the request, for the decision or erasure record it writes (see
+ * Controller parameter: who sent the request, for the decision, erasure record or policy event it writes (see
  * `RequestedBy`): the label {@link ApiKeyGuard} found for its key (never the key), the request's id
  * (the client's X-Request-Id when usable, else the one the service made), who chose it
  * (`requestIdFrom`: `client` or `service`), `via: 'http'`.

@@ -233,7 +233,7 @@ function policyInput(schemas: RequestSchemas, body: unknown): z.infer<RequestSch
  * policy a session already has appends nothing). The body is the policy as `GET …/policy` answers
  * it (a `PolicyAnswer`), so an answer sent back as it is sets the same policy: `strategy` (null
  * clears the policy), `trigger` and `estimator`; the read-only `sessionId` (when sent, the path's),
- * `setAt`, `revision` and `position` are accepted and ignored (a stale `revision` is no
+ * `setAt`, `revision`, `position` and `requestedBy` are accepted and ignored (a stale `revision` is no
  * precondition). The precondition is the optional `expectedRevision`, in the append routes' forms
  * and with their rule (null refused: 400). An optional field sent null counts as
  * absent ({@link nullOptionalsAsAbsent}, the rule of every body): `trigger` null or absent fires
@@ -245,15 +245,20 @@ function policyInput(schemas: RequestSchemas, body: unknown): z.infer<RequestSch
  *   `expectedRevision` when it is null or not a revision or keyword, or an unknown field: `dryRun`,
  *   which only a compaction has, with {@link POLICY_FOREIGN_FIELDS}' advice, at the top level as in
  *   the strategy or trigger).
- * `delivery`: the NATS command that carries it (its id, whether redelivered; see {@link SetCompactionPolicyCommand}); absent over HTTP.
+ * `transport`, as for {@link compactCommandFrom}: `commandId` and `redelivered`, the NATS command
+ * that carries it (its id, whether redelivered; see {@link SetCompactionPolicyCommand}; absent over
+ * HTTP); `requestedBy`, who sent it (the HTTP `Requester`, or the NATS command's id and `via: 'nats'`),
+ * recorded in its policy event. The read-only `requestedBy` of a body sent back is ignored: the
+ * event names the sender of this request, never what its body says.
  */
 export function policyCommandFrom(
   schemas: RequestSchemas,
   tenant: string,
   sessionId: string,
   body: unknown,
-  delivery?: SetCompactionPolicyCommand['delivery'],
+  transport: { commandId?: string; redelivered?: boolean; requestedBy?: RequestedBy } = {},
 ): SetCompactionPolicyCommand {
+  const { commandId, redelivered = false, requestedBy } = transport;
   checkSessionId(sessionId);
   // dryRun beside the strategy is told that a policy has no dry run, as inside it (misplaced-field.ts)
   const input = policyInput(schemas, body);
@@ -283,6 +288,7 @@ export function policyCommandFrom(
     trigger,
     input.estimator ?? 'cl100k_base',
     toExpectedRevision(input.expectedRevision),
-    delivery,
+    commandId !== undefined ? { commandId, redelivered } : undefined,
+    requestedBy,
   );
 }

@@ -32,7 +32,7 @@ export const WRITE_REQUEST_ID_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    `${PURPOSE}; a compaction's decision and an erasure record name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. ` +
+    `${PURPOSE}; a compaction's decision, an erasure record and a policy event name the request by it (requestedBy.requestId, requestIdFrom client), and a DELETE resent with the same id (and API key) is recognised and answered as the erasure it resends, erasing nothing. ` +
     `It must be ${REQUEST_ID_RULE}, sent once: any other value (129 characters or more, a space, a character outside printable ASCII, empty, or the header on two lines) is refused with 400 validation_failed, parameter X-Request-Id, nothing written`,
   schema: REQUEST_ID_SCHEMA,
 } as const;

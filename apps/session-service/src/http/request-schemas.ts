@@ -864,6 +864,16 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .optional(),
     revision: revisionParam.describe(`${readOnly}: no precondition (a stale revision is taken as well); send expectedRevision for one`).optional(),
     position: revisionParam.describe(readOnly).optional(),
+    // Who wrote the policy event in force, as answered (null counts as absent): the event a PUT writes names its own sender.
+    requestedBy: z
+      .strictObject({
+        keyLabel: z.string().optional(),
+        requestId: z.string().optional(),
+        requestIdFrom: z.enum(['client', 'service']).optional(),
+        via: z.enum(['http', 'nats']),
+      })
+      .describe(`${readOnly}: the policy event this PUT writes records who sent this request, whatever this field says`)
+      .optional(),
     expectedRevision: policyExpectedRevision,
   });
   const minPosition = revisionParam.describe(

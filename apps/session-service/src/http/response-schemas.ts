@@ -529,6 +529,28 @@ export const CompactionAnswerSchema = named(
   'The answer to POST …/compactions',
 );
 
+/** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions, erasure records and policy events. */
+export const RequestedBySchema = named(
+  'RequestedBy',
+  z.strictObject({
+    keyLabel: z
+      .string()
+      .optional()
+      .describe('the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys)'),
+    requestId: z
+      .string()
+      .optional()
+      .describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
+    requestIdFrom: z
+      .enum(['client', 'service'])
+      .optional()
+      .describe(
+        "HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made for a request without one; before 2026-12-05 also for one it could not use); absent over NATS and in records written before it was",
+      ),
+    via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
+  }),
+);
+
 /**
  * The one shape of a session's policy: `GET …/policy` answers it, so does `PUT …/policy` (HTTP and
  * NATS), and a `PUT` accepts it back as it is (its read-only fields ignored), which sets the same
@@ -541,6 +563,9 @@ const policyFields = {
   estimator: EstimatorSchema.nullable().describe('the estimator of the policy in force; null when there is no policy'),
   setAt: isoTime.optional().describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
   revision: decimal.describe("read-only: stream revision of the policy event in force; the session's revision when no policy was ever set"),
+  requestedBy: RequestedBySchema.nullable().describe(
+    'read-only: who wrote the policy event in force, set or clear (API key label, request id, transport; never the key); a PUT of the policy already in force writes nothing and answers the one who set it; null when no policy was ever set, and for a policy event written before 2026-12-07',
+  ),
 };
 
 export const SessionPolicySchema = named(
@@ -615,28 +640,6 @@ export const SessionListSchema = named(
   'SessionList',
   z.strictObject({ sessions: z.array(SessionSummarySchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
   "A page of the tenant's sessions, newest activity first",
-);
-
-/** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions and erasure records. */
-export const RequestedBySchema = named(
-  'RequestedBy',
-  z.strictObject({
-    keyLabel: z
-      .string()
-      .optional()
-      .describe('the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys)'),
-    requestId: z
-      .string()
-      .optional()
-      .describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
-    requestIdFrom: z
-      .enum(['client', 'service'])
-      .optional()
-      .describe(
-        "HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made for a request without one; before 2026-12-05 also for one it could not use); absent over NATS and in records written before it was",
-      ),
-    via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
-  }),
 );
 
 /** What `erasedEvents` counts (the erasure answer and the erasure list). */

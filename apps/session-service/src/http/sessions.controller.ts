@@ -167,8 +167,14 @@ export class SessionsController {
       ['invalid_parameter', 'session_not_found', 'wrong_expected_revision', 'request_expired', 'session_erased'],
     ),
   })
-  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown, @Req() req: FastifyRequest): Promise<PolicyAnswer> {
-    const command = admittedOverHttp(policyCommandFrom(this.schemas, tenant, sessionId, body), req.raw, this.writeDeadlineMs);
+  async setPolicy(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Requester() requestedBy: RequestedBy,
+    @Req() req: FastifyRequest,
+  ): Promise<PolicyAnswer> {
+    const command = admittedOverHttp(policyCommandFrom(this.schemas, tenant, sessionId, body, { requestedBy }), req.raw, this.writeDeadlineMs);
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(command);
   }
 

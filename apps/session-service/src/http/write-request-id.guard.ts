@@ -1,8 +1,8 @@
 /**
  * A write's `X-Request-Id` is kept or the write refused, never replaced (newcomer ncbounds): on a
  * write the client's id carries meaning beyond the logs — a `DELETE /v1/sessions/{id}` resent
- * under it is recognised and answered, erasing nothing of a later life; a compaction's decision
- * and an erasure record name it as `requestedBy.requestId` with `requestIdFrom` `client`. An id
+ * under it is recognised and answered, erasing nothing of a later life; a compaction's decision,
+ * an erasure record and a policy event name it as `requestedBy.requestId` with `requestIdFrom` `client`. An id
  * the service cannot use (`request-id.ts`: over 128 characters, a space, a byte outside printable
  * ASCII, empty, or the header sent twice) was replaced by a made-up UUID without a word, so the
  * DELETE erased, and its resend, also replaced, was not recognised and erased the life written

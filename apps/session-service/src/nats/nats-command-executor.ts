@@ -27,6 +27,7 @@ import {
   type AppendSessionEventsCommand,
   type DecidedOn,
   type DecisionWatcher,
+  type RequestedBy,
 } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
@@ -259,8 +260,8 @@ export class NatsCommandExecutor {
       case 'policy': {
         // Its event's id derives from the command id: a redelivery (or a resend with the same Nats-Msg-Id) whose event is in
         // the log is answered with it, never set again over a policy set since (newcomer ncnats72 F2).
-        const delivery = { commandId: message.commandId, redelivered: message.redelivered };
-        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body, delivery), message), watcher));
+        const transport = { commandId: message.commandId, redelivered: message.redelivered, requestedBy: requesterOf(message) };
+        return this.commandBus.execute(watchDecisions(this.admitted(policyCommandFrom(this.schemas, tenant, sessionId, body, transport), message), watcher));
       }
       case 'compact':
         return this.commandBus.execute(
@@ -268,7 +269,7 @@ export class NatsCommandExecutor {
             compactCommandFrom(this.schemas, tenant, sessionId, body, {
               commandId: message.commandId,
               redelivered: message.redelivered,
-              requestedBy: { requestId: message.commandId, via: 'nats' },
+              requestedBy: requesterOf(message),
             }),
             watcher,
           ),
@@ -316,6 +317,15 @@ export class NatsCommandExecutor {
     const recorded = await findInStream(store, stream, (e) => isStoredEventOf(key, incarnation, last.event.id, e));
     return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
   }
+}
+
+/**
+ * Who sent the NATS command `message`, as its compaction decision or policy event records it
+ * (`RequestedBy`): its command id (`Nats-Msg-Id`, or the one derived from its stream sequence) and
+ * `via: 'nats'`; no key label and no `requestIdFrom` (NATS has neither). The one builder of both commands.
+ */
+export function requesterOf(message: Pick<CommandMessage, 'commandId'>): RequestedBy {
+  return { requestId: message.commandId, via: 'nats' };
 }
 
 /**

@@ -98,6 +98,8 @@ describe('a log written before: a clear holding an estimator (or a trigger) read
       estimator: null,
       setAt: oldClear.setAt,
       revision: '3',
+      // written before policy events named who wrote them (newcomer ncui74 F1)
+      requestedBy: null,
     });
     given(...log)
       .when((s) => decideSetPolicy(command(null, 'cl100k_base'), s, NOW))

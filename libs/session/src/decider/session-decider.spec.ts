@@ -354,6 +354,40 @@ describe('decideSetPolicy', () => {
       .then((decision) => expect(decision.kind).toBe('append'));
   });
 
+  describe('who sent it (requestedBy; newcomer ncui74 F1)', () => {
+    const ops = { keyLabel: 'API_KEYS#1', requestId: 'req-ops', requestIdFrom: 'client', via: 'http' } as const;
+    const bot = { keyLabel: 'API_KEYS#2', requestId: 'req-bot', requestIdFrom: 'client', via: 'http' } as const;
+    const by = (command: SetPolicy, requestedBy?: SetPolicy['requestedBy']): SetPolicy => (requestedBy ? { ...command, requestedBy } : command);
+    /** A policy in force, set before these tests' changes (none named who). */
+    const inForce: GivenEvent = {
+      type: POLICY_SET,
+      data: { strategy: parseStrategy({ type: 'sliding-window', maxEvents: 5 }), trigger: null, estimator: 'chars', setAt: 'x' },
+    };
+    /** The event a change (`maxEvents`; null: a clear) sent by `requestedBy` appends on a session with {@link inForce}. */
+    const appended = (maxEvents: number | null, requestedBy?: SetPolicy['requestedBy']) => {
+      const decision = decideSetPolicy(by(policy(maxEvents), requestedBy), stateOf([user('u1'), inForce]), NOW);
+      if (decision.kind !== 'append') throw new Error('expected an append');
+      return decision.events[0];
+    };
+
+    it('is recorded in the policy event, set or clear; absent when the command names none; the event id does not derive from it', () => {
+      for (const maxEvents of [20, null]) {
+        const event = appended(maxEvents, ops);
+        expect((event.data as PolicySetData).requestedBy).toEqual(ops);
+        expect(appended(maxEvents).data).not.toHaveProperty('requestedBy');
+        expect([appended(maxEvents).id, appended(maxEvents, bot).id]).toEqual([event.id, event.id]);
+      }
+    });
+
+    it('never makes the policy in force look different: sent again by anyone (or by nobody named) it is unchanged, answering the setter', () => {
+      for (const maxEvents of [20, null])
+        for (const resender of [bot, ops, undefined])
+          given(user('u1'), inForce, { type: POLICY_SET, data: appended(maxEvents, ops).data }, user('u2'))
+            .when((state) => decideSetPolicy(by(policy(maxEvents), resender), state, NOW))
+            .then((decision) => expect(decision).toMatchObject({ kind: 'unchanged', revision: 2n, policy: { requestedBy: ops } }));
+    });
+  });
+
   it('derives the event id from the revision decided on: the same change on the same revision is one event, on another revision another', () => {
     const ids = (events: Parameters<typeof given>) =>
       given(...events)

@@ -27,6 +27,7 @@ import {
 import { computeEventCosts } from '../domain/event-costs';
 import { commandPolicyEventIds, policyEventIds, storeEventIds } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
+import type { RequestedBy } from '../events/requested-by';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { NOTICE_NAME } from '../domain/openai-chat-format';
 import { archiveOnArrival } from './archive-on-arrival';
@@ -84,6 +85,13 @@ export interface SetPolicy extends SessionAddress {
    * `Nats-Msg-Id`); its event's id then derives from it ({@link commandPolicyEventIds}). Absent over HTTP.
    */
   commandId?: string;
+  /**
+   * Who sent it (the transport's {@link RequestedBy}), recorded in the policy event it writes;
+   * absent when unknown (a caller that names none). Never part of the policy's identity: a policy
+   * the session already has is `unchanged` whoever sends it again, and the event id does not
+   * derive from it.
+   */
+  requestedBy?: RequestedBy;
 }
 
 /**
@@ -307,16 +315,18 @@ export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | '
  * The payload of the policy event `command` writes at `setAt` (ISO-8601 UTC): the policy it sets,
  * or, for a clear (strategy null), a clear with trigger and estimator null, whatever the command
  * carries (the transports default a missing estimator to `cl100k_base`; a cleared policy counts in
- * none, as `GET …/policy` answers). The one rule of what a policy event holds. Pure.
+ * none, as `GET …/policy` answers); with the command's `requestedBy` when it has one (absent
+ * otherwise). The one rule of what a policy event holds. Pure.
  */
-export function policyEventData(command: Pick<SetPolicy, 'strategy' | 'trigger' | 'estimator'>, setAt: string): PolicySetData {
-  if (command.strategy === null) return { strategy: null, trigger: null, estimator: null, setAt };
-  return { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt };
+export function policyEventData(command: Pick<SetPolicy, 'strategy' | 'trigger' | 'estimator' | 'requestedBy'>, setAt: string): PolicySetData {
+  const requester = command.requestedBy ? { requestedBy: command.requestedBy } : {};
+  if (command.strategy === null) return { strategy: null, trigger: null, estimator: null, setAt, ...requester };
+  return { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt, ...requester };
 }
 
 /**
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
- * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
+ * PUT answers the event that set it, its `requestedBy` the setter's: who resends it does not count), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
  * derived from (session, incarnation, the state's revision, the policy) so the same change racing itself on
  * one revision is one event; or, for a command with a `commandId` (NATS), from (session, incarnation, command id), so
  * that every delivery of the command is one event ({@link commandPolicyEventIds}).

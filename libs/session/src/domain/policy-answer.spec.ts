@@ -14,6 +14,7 @@ describe('policyAnswer: the one shape of a session policy (GET and PUT …/polic
       setAt: '2026-01-01T00:00:00.000Z',
       revision: '12',
       position: '9007199254740993',
+      requestedBy: null,
     });
   });
 
@@ -26,10 +27,25 @@ describe('policyAnswer: the one shape of a session policy (GET and PUT …/polic
       estimator: null,
       setAt: '2026-01-02T00:00:00.000Z',
       revision: '3',
+      requestedBy: null,
     });
   });
 
   it('answers no policy ever set with the session revision, without setAt nor position', () => {
-    expect(policyAnswer('s', null, 7n)).toEqual({ sessionId: 's', strategy: null, trigger: null, estimator: null, revision: '7' });
+    expect(policyAnswer('s', null, 7n)).toEqual({ sessionId: 's', strategy: null, trigger: null, estimator: null, revision: '7', requestedBy: null });
+  });
+
+  it("names who wrote the event (its requestedBy's known fields), null for an event without one (newcomer ncui74 F1)", () => {
+    const requestedBy = { keyLabel: 'API_KEYS#2', requestId: 'r-1', requestIdFrom: 'client' as const, via: 'http' as const };
+    const set = { strategy, trigger, estimator: 'chars' as const, setAt: '2026-01-01T00:00:00.000Z', requestedBy: { ...requestedBy, apiKey: 'never' } };
+    expect(policyAnswer('s', { data: set, revision: 1n }, 1n).requestedBy).toEqual(requestedBy);
+    const clear = {
+      strategy: null,
+      trigger: null,
+      estimator: null,
+      setAt: '2026-01-02T00:00:00.000Z',
+      requestedBy: { requestId: 'cmd-9', via: 'nats' as const },
+    };
+    expect(policyAnswer('s', { data: clear, revision: 2n }, 2n).requestedBy).toEqual({ requestId: 'cmd-9', via: 'nats' });
   });
 });

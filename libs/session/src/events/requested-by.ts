@@ -1,7 +1,9 @@
 /**
- * Who ordered a command, as its decision or erasure record keeps it for the audit (newcomer
- * ncretention A4): never the API key itself. Absent on automatic compactions (`origin: 'auto'`,
- * their `trigger` says why) and on records written before it was recorded.
+ * Who ordered a command, as its decision, erasure record or policy event keeps it for the audit
+ * (newcomer ncretention A4; policy events since 2026-12-07, newcomer ncui74 F1): never the API key
+ * itself. Absent on automatic compactions (`origin: 'auto'`, their `trigger` says why, their
+ * `policyRevision` the policy event that names who set the policy) and on records written before
+ * it was recorded.
  */
 export interface RequestedBy {
   /**

@@ -350,12 +350,25 @@ export function decisionFigures(data: CompactionCompletedData | CompactionFailed
  */
 export type PolicySetData = PolicyInForceData | PolicyClearedData;
 
-/** A policy set: its strategy, trigger (null: fires always) and estimator; `setAt` ISO-8601 UTC. */
-export interface PolicyInForceData {
+/**
+ * A policy set: its strategy, trigger (null: fires always) and estimator; `setAt` ISO-8601 UTC;
+ * `requestedBy`: who set it (see {@link PolicyEventRequester}).
+ */
+export interface PolicyInForceData extends PolicyEventRequester {
   strategy: Strategy;
   trigger: Trigger | null;
   estimator: EstimatorName;
   setAt: string;
+}
+
+/**
+ * Who wrote a policy event (set or clear): the `PUT …/policy` or NATS `policy` command's
+ * {@link RequestedBy} (API key label, request or command id, transport), never the key. Absent on
+ * events written before 2026-12-07 (newcomer ncui74 F1) and on those of a caller that names none.
+ * Not part of the policy: the same policy set by someone else is the same policy (`policyKey`).
+ */
+export interface PolicyEventRequester {
+  requestedBy?: RequestedBy;
 }
 
 /**
@@ -365,7 +378,7 @@ export interface PolicyInForceData {
  * trigger or estimator the PUT sent beside a null strategy. Those values mean nothing: every reader
  * takes a clear as a clear, whatever it holds.
  */
-export interface PolicyClearedData {
+export interface PolicyClearedData extends PolicyEventRequester {
   strategy: null;
   /** Null (written so since 2026-12-01; see above). */
   trigger: Trigger | null;

@@ -26,6 +26,7 @@ import { isCommandPolicyEvent } from '../domain/session-ids';
 import { StoreAnswerCheck } from './store-answer-check';
 import { POLICY_SET, sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
+import type { RequestedBy } from '../events/requested-by';
 import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider/session-decider';
 import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
@@ -50,7 +51,10 @@ export const MAX_POLICY_ATTEMPTS = MAX_WRITE_ATTEMPTS;
  * Set the auto-compaction policy of `sessionId`; `strategy` null clears it. `expectedRevision`:
  * the client's precondition, as on appends (`'any'`, the default: none). `delivery`: the transport
  * command that carries it when that command may be delivered twice (NATS: its `Nats-Msg-Id`, and
- * whether this delivery is a redelivery); absent over HTTP.
+ * whether this delivery is a redelivery); absent over HTTP. `requestedBy`: who sent it (API key
+ * label, request or command id, transport), recorded in the policy event it writes; absent when
+ * unknown (internal callers). It never makes two policies differ: the policy already in force
+ * sent again by anyone writes nothing and answers the setter's event.
  */
 export class SetCompactionPolicyCommand {
   constructor(
@@ -61,6 +65,7 @@ export class SetCompactionPolicyCommand {
     readonly estimator: EstimatorName,
     readonly expectedRevision: ExpectedRevision = 'any',
     readonly delivery?: { commandId: string; redelivered: boolean },
+    readonly requestedBy?: RequestedBy,
   ) {}
 }
 
@@ -114,6 +119,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       trigger: command.trigger,
       estimator: command.estimator,
       ...(command.delivery ? { commandId: command.delivery.commandId } : {}),
+      ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
     };
     // The session's life as the request arrives, read before it waits for anything (the queue): the policy is set in that life or not at all.
     const arrivedIn = lifeAtArrival(command, this.store, command.tenantId, command.sessionId);

@@ -1,14 +1,18 @@
 import { POLICY_SET, type PolicyInForceData, type PolicySetData } from '../../events/session-stream-events';
 import type { RecordedPolicy } from '../../domain/policy-answer';
 
-/** A policy in force: one whose strategy is set. */
-export type ActivePolicy = PolicyInForceData;
+/**
+ * A policy in force (one whose strategy is set), as the session list shows it: the policy alone,
+ * without who set it (`requestedBy`, which `GET …/policy` answers).
+ */
+export type ActivePolicy = Omit<PolicyInForceData, 'requestedBy'>;
 import type { ReadModelStore } from '../read-model-store';
 
 /**
  * The auto-compaction policy in force for the session stream `sessionKey`: the payload of its last
  * `AutoCompactionPolicySet` event, or null when none was set or the last one cleared it
- * (`strategy: null`). Uses the `session_log_policies` partial index: one row read.
+ * (`strategy: null`); its `strategy`, `trigger`, `estimator` and `setAt` only ({@link ActivePolicy}).
+ * Uses the `session_log_policies` partial index: one row read.
  */
 export function policyOf(store: ReadModelStore, sessionKey: string): ActivePolicy | null {
   const row = store.db
@@ -16,7 +20,9 @@ export function policyOf(store: ReadModelStore, sessionKey: string): ActivePolic
     .get(sessionKey) as { dataJson: string } | undefined;
   if (!row) return null;
   const policy = JSON.parse(row.dataJson) as PolicySetData;
-  return policy.strategy ? policy : null;
+  if (!policy.strategy) return null;
+  const { strategy, trigger, estimator, setAt } = policy;
+  return { strategy, trigger, estimator, setAt };
 }
 
 /**
