@@ -256,6 +256,10 @@ describeWithChromium('audit page for a support engineer', () => {
         's',
       ),
     );
+    // who set it: an automatic pass's "who asked" ends at a named policy row (newcomer ncui74 F1)
+    expect(await target.locator('.policy-set-by').innerText()).toMatch(
+      /^, set by over HTTP, no API key \(open mode\), request id \S+ \((made by the service|the client's X-Request-Id)\)$/,
+    );
     // its prompts too, so versions differing only in them read apart (newcomer ncrecheck64 F2)
     expect(await target.innerText()).toContain(`; systemPrompt "Keep <b>every</b> id."; shadowPrompt "${DEFAULT_SHADOW_PROMPT.slice(0, 40)}…"`);
     // the whole policy in its tooltip (newcomer ncrecheck64b N2: prompts differing past their first 40 characters read alike)

@@ -2101,6 +2101,8 @@ function timelineRow(entry, byId, select, events) {
     '◇ policy set: ',
     // the whole policy in the tooltip: prompts past their first 40 characters (newcomer ncrecheck64b N2)
     data?.strategy ? h('span', { class: 'policy', title: policyTitle(data) }, policyText(data)) : 'cleared',
+    // who set or cleared it (newcomer ncui74 F1: an automatic pass's "who asked" ended at an anonymous policy row); none before 2026-12-07
+    data?.requestedBy ? h('span', { class: 'muted policy-set-by' }, ', set by ', requestedByParts(data.requestedBy)) : null,
   );
 }
 
@@ -2701,7 +2703,7 @@ function erasedLifeText(erasures, asked, lifeStart) {
 }
 
 /**
- * Who ordered a commanded compaction, in words, from its `requestedBy` (never the key itself): the
+ * Who ordered a commanded compaction, an erasure or a policy, in words, from its `requestedBy` (never the key itself): the
  * transport, the API key's label and the request's id with who chose it, e.g. `over HTTP, key
  * API_KEYS#2, request id ops-4711 (the client's X-Request-Id)`, `over HTTP, no API key (open
  * mode), request id 5f0c9a1e-… (made by the service)`, `over NATS, key API_KEYS#1, command id
