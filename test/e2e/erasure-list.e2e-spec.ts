@@ -220,4 +220,38 @@ describe('every route that addresses one erased session answers the 404 of GET /
       expect((await h.http().get(S).expect(404)).body).toMatchObject({ code: 'session_not_found', erasedAt });
     },
   );
+
+  it('when the session is written again, then an expectedRevision of the erased life is answered as one of an erased life, not with the new revision to retry with (newcomer ncfinal74 F1)', async () => {
+    const again = await h
+      .http()
+      .post(`${S}/events`)
+      .send({ events: [{ id: 'new1', type: 'user', text: 'a new conversation' }] })
+      .expect(201);
+    const head = again.body.revision as string;
+    for (const [method, route, body] of [
+      ['post', '/events', { events: [{ id: 'late', type: 'user', text: 'late' }], expectedRevision: '2' }],
+      ['put', '/policy', { strategy: { type: 'sliding-window', maxEvents: 3 }, expectedRevision: '2' }],
+    ] as const) {
+      const answer = await h.http()[method](`${S}${route}`).send(body).expect(409);
+      expect(answer.body).toMatchObject({ code: 'wrong_expected_revision', expected: '2', actual: head, erasedAt });
+      expect(answer.body.message).toBe(
+        `expected revision 2, a revision of an earlier life of this session id: the session was erased (latest at ${erasedAt}; GET /v1/erasures lists the erasures) and written again since, its current life beginning with revision ${head} and its last event at revision ${head}: what your client holds of the session is gone; read the session as it is now before writing to it`,
+      );
+    }
+    // a stale revision of the current life keeps the plain answer
+    await h
+      .http()
+      .post(`${S}/events`)
+      .send({ events: [{ id: 'new2', type: 'user', text: 'more' }] })
+      .expect(201);
+    const plain = await h
+      .http()
+      .post(`${S}/events`)
+      .send({ events: [{ id: 'late2', type: 'user', text: 'late' }], expectedRevision: head })
+      .expect(409);
+    expect(plain.body).not.toHaveProperty('erasedAt');
+    expect(plain.body.message).toMatch(/^expected revision \d+ but the session's last event is at revision \d+: read the session and retry/);
+    const log = await h.http().get(`${S}/events`).expect(200);
+    expect((log.body.events as Array<{ eventId?: string }>).map((e) => e.eventId)).toEqual(['new1', 'new2']);
+  });
 });

@@ -2102,7 +2102,7 @@ function timelineRow(entry, byId, select, events) {
     // the whole policy in the tooltip: prompts past their first 40 characters (newcomer ncrecheck64b N2)
     data?.strategy ? h('span', { class: 'policy', title: policyTitle(data) }, policyText(data)) : 'cleared',
     // who set or cleared it (newcomer ncui74 F1: an automatic pass's "who asked" ended at an anonymous policy row); none before 2026-12-07
-    data?.requestedBy ? h('span', { class: 'muted policy-set-by' }, ', set by ', requestedByParts(data.requestedBy)) : null,
+    data?.requestedBy ? h('span', { class: 'muted policy-set-by' }, data.strategy ? ', set by ' : ' by ', requestedByParts(data.requestedBy)) : null,
   );
 }
 

@@ -263,9 +263,12 @@ export class CompactionNotFoundError extends SessionError {
  * `actual` `no_stream`): the session's latest erasure, when it was erased and not written since;
  * the message then says so (`… but the session was erased at 2026-12-07T09:00:00.000Z (its content
  * is gone; GET /v1/erasures lists the erasures) and has no events since: …`) instead of only "has no
- * events", as the 404 of a read of it does ({@link sessionNotFoundMessage}).
+ * events", as the 404 of a read of it does ({@link sessionNotFoundMessage}). With `erasedAt` and `lifeStart` (bigint, the
+ * first revision of the session's current life, past `expected`): `expected` is a revision of an erased life and the
+ * session was written again since; the message says so instead of offering the current revision to retry with, which
+ * would write into the new life (newcomer ncfinal74 F1).
  */
-export function revisionConflictMessage(expected: string, actual: string, erasedAt?: string): string {
+export function revisionConflictMessage(expected: string, actual: string, erasedAt?: string, lifeStart?: bigint): string {
   if (actual === 'no_stream') {
     const start = `leave expectedRevision out, or send "no_stream", to start it${erasedAt === undefined ? '' : ' again'}`;
     const none =
@@ -276,19 +279,21 @@ export function revisionConflictMessage(expected: string, actual: string, erased
   }
   if (expected === 'no_stream')
     return `expected the session not to exist yet (expectedRevision "no_stream"), but its last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
+  if (erasedAt !== undefined && lifeStart !== undefined)
+    return `expected revision ${expected}, a revision of an earlier life of this session id: the session was erased (latest at ${erasedAt}; GET /v1/erasures lists the erasures) and written again since, its current life beginning with revision ${lifeStart} and its last event at revision ${actual}: what your client holds of the session is gone; read the session as it is now before writing to it`;
   return `expected revision ${expected} but the session's last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
 }
 
 /**
  * The append's expected revision did not match the stream. Nothing was written. Message:
  * {@link revisionConflictMessage}. Details: `expected`, `actual`, and `erasedAt` when given (a
- * session erased and not written since: `revisionConflict` in read-side/queries/erasure-query looks
- * it up).
+ * session erased and not written since, or `expected` of an erased life: `revisionConflict` in
+ * read-side/queries/erasure-query looks it up).
  */
 export class RevisionConflictError extends SessionError {
   readonly code = 'wrong_expected_revision';
-  constructor(expected: string, actual: string, message?: string, erasedAt?: string) {
-    super(message ?? revisionConflictMessage(expected, actual, erasedAt), {
+  constructor(expected: string, actual: string, message?: string, erasedAt?: string, lifeStart?: bigint) {
+    super(message ?? revisionConflictMessage(expected, actual, erasedAt, lifeStart), {
       expected,
       actual,
       ...(erasedAt !== undefined ? { erasedAt } : {}),

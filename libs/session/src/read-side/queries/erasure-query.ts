@@ -101,7 +101,10 @@ export function sessionNotFound(readModels: ReadModelStore | undefined, tenantId
  * `actual`: the session's last revision, decimal, or `no_stream`), the one rule for it on every
  * route that takes `expectedRevision`: with `actual` `no_stream` and an erasure of the session in
  * `readModels` ({@link latestErasure}), it says when the session was erased (message and
- * `details.erasedAt`, as {@link sessionNotFound} does for reads); else the plain conflict (also
+ * `details.erasedAt`, as {@link sessionNotFound} does for reads); when a numeric `expected` is at or
+ * before the `lastRevision` of the session's latest erasure and `actual` after it, the revision is of
+ * an erased life and the session was written again since: the same `erasedAt`, and a message saying
+ * so (newcomer ncfinal74 F1: it offered the current revision to retry with); else the plain conflict (also
  * when the read models cannot be read: the write's answer does not depend on them).
  */
 export function revisionConflict(
@@ -111,13 +114,20 @@ export function revisionConflict(
   expected: string,
   actual: string,
 ): RevisionConflictError {
-  let erasedAt: string | undefined;
+  // A numeric revision before the current one may be of an erased life (revisions are not reused across lives): asked on this error path only.
+  const mayBeOfEarlierLife = actual !== 'no_stream' && /^\d+$/.test(expected) && /^\d+$/.test(actual) && BigInt(expected) < BigInt(actual);
+  let latest: ErasureRecordRow | null;
   try {
-    erasedAt = actual === 'no_stream' && readModels ? latestErasure(readModels, tenantId, sessionId)?.erasedAt : undefined;
+    latest = (actual === 'no_stream' || mayBeOfEarlierLife) && readModels ? latestErasure(readModels, tenantId, sessionId) : null;
   } catch {
-    erasedAt = undefined;
+    latest = null;
   }
-  return new RevisionConflictError(expected, actual, undefined, erasedAt);
+  if (actual === 'no_stream') return new RevisionConflictError(expected, actual, undefined, latest?.erasedAt);
+  // The latest erasure closed a life at or after the expected revision, and the session was written again since.
+  const lifeStart = latest?.lastRevision != null ? latest.lastRevision + 1n : undefined;
+  if (mayBeOfEarlierLife && lifeStart !== undefined && BigInt(expected) < lifeStart && lifeStart <= BigInt(actual))
+    return new RevisionConflictError(expected, actual, undefined, latest!.erasedAt, lifeStart);
+  return new RevisionConflictError(expected, actual);
 }
 
 /**
