@@ -329,7 +329,7 @@ async function buildService(
   const erasureTimes = new LatestErasureTimes();
   readLivesOnArrival(fastify, {
     apiKeys: config.apiKeys,
-    readLife: (tenantId, sessionId, atMs) => readSessionLifeAt(commandStore, erasureTimes, tenantId, sessionId, atMs),
+    readLife: (tenantId, sessionId, atMs, role) => readSessionLifeAt(commandStore, erasureTimes, tenantId, sessionId, atMs, role !== 'erasure'),
   });
   // Then: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
   processPipelinedInOrder(fastify, { heldBodyBytes: config.maxBodyBytes });

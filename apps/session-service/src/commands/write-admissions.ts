@@ -44,9 +44,10 @@ export interface LivesOnArrivalOptions {
   /**
    * Reads the life session `sessionId` of `tenantId` was in at `atMs` (ms since the epoch, `Date.now()` when the read
    * starts: the request's arrival, or the answer of an erasure ahead of it on its connection): `readSessionLifeAt` on the
-   * handlers' store, so a read that ends after another replica's erasure still names the life the request arrived in.
+   * handlers' store, so a read that ends after another replica's erasure still names the life the request arrived in;
+   * `role` `erasure` (a `DELETE`) does not wait for the record of an erasure interrupted before it (it finishes it).
    */
-  readLife: (tenantId: string, sessionId: string, atMs: number) => Promise<bigint>;
+  readLife: (tenantId: string, sessionId: string, atMs: number, role: SessionLifeRole) => Promise<bigint>;
 }
 
 /** One key per tenant and session id (neither holds a NUL). */
@@ -83,7 +84,9 @@ function startLifeRead(request: FastifyRequest, reply: FastifyReply, role: Sessi
   const key = sessionOf(tenantId, sessionId);
   let ahead = erasuresAhead.get(socket);
   const erasureAhead = ahead?.get(key);
-  const life = erasureAhead ? erasureAhead.then(() => options.readLife(tenantId, sessionId, Date.now())) : options.readLife(tenantId, sessionId, Date.now());
+  const life = erasureAhead
+    ? erasureAhead.then(() => options.readLife(tenantId, sessionId, Date.now(), role))
+    : options.readLife(tenantId, sessionId, Date.now(), role);
   // Awaited by the handler; a request refused before it (or never processed) leaves no unhandled rejection.
   life.catch(() => undefined);
   livesAtArrival.set(request.raw, life);

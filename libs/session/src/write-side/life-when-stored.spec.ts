@@ -96,6 +96,19 @@ describe('the life a queued command belongs to', () => {
     expect(await readSessionLifeAt(store, erasures, 'default', 's', erasedAt + 5)).toBe(3n);
   });
 
+  it('given an erasure interrupted before its record, then an erasure reads the life current now at once, without waiting or remembering it', async () => {
+    const store = await erasureInProgress();
+    let sleptMs = 0;
+    const erasures = new LatestErasureTimes(async (ms) => {
+      sleptMs += ms;
+    });
+    expect(await readSessionLifeAt(store, erasures, 'default', 's', 0, false)).toBe(3n);
+    expect(sleptMs).toBe(0);
+    // not remembered: a write that does wait still waits for the record
+    expect(await readSessionLifeAt(store, erasures, 'default', 's', 0)).toBe(3n);
+    expect(sleptMs).toBe(QUEUED_COMMAND_RECORD_WAIT_MS);
+  });
+
   it('given an erasure interrupted before its record, then a command waits at most the bound and is of the life current now (remembered for the life)', async () => {
     const store = await erasureInProgress();
     let sleptMs = 0;

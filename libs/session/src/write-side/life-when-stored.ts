@@ -44,30 +44,35 @@ export class LatestErasureTimes {
    * when there is none to compare with: the session was never erased (`life` 0), its newest record holds no time, or no
    * record closing that life came within {@link QUEUED_COMMAND_RECORD_WAIT_MS} (the erasure that deleted it was interrupted before
    * writing it). While the newest record is an earlier life's (an erasure between its deletion and its record), waits for
-   * the record. Remembered per life; one read at a time per life.
+   * the record, unless `waitForRecord` is false: then null at once, not remembered (an erasure, which finishes such a life
+   * itself, need not wait for another to). Remembered per life; one read at a time per life.
    * @throws (rejects with) the store's errors.
    */
-  closedBefore(store: EventStore, tenantId: string, sessionId: string, life: bigint): Promise<number | null> {
+  closedBefore(store: EventStore, tenantId: string, sessionId: string, life: bigint, waitForRecord = true): Promise<number | null> {
     if (life <= 0n) return Promise.resolve(null);
     const key = `${tenantId}\u0000${sessionId}\u0000${life}`;
     const known = this.known.get(key);
     if (known !== undefined) return Promise.resolve(known);
+    if (!waitForRecord) return this.find(store, tenantId, sessionId, life, 0).then((found) => (found === undefined ? null : this.remember(key, found)));
     let pending = this.pending.get(key);
     if (!pending) {
-      pending = this.find(store, tenantId, sessionId, life).finally(() => this.pending.delete(key));
+      pending = this.find(store, tenantId, sessionId, life, QUEUED_COMMAND_RECORD_WAIT_MS).then((found) => this.remember(key, found ?? null));
+      const settled = pending.finally(() => this.pending.delete(key));
+      settled.catch(() => undefined);
       this.pending.set(key, pending);
-      void pending.then(
-        (time) => {
-          if (this.known.size >= MAX_REMEMBERED) this.known.clear();
-          this.known.set(key, time);
-        },
-        () => undefined,
-      );
     }
     return pending;
   }
 
-  private async find(store: EventStore, tenantId: string, sessionId: string, life: bigint): Promise<number | null> {
+  /** Remembers `time` for the life `key`; returns it. */
+  private remember(key: string, time: number | null): number | null {
+    if (this.known.size >= MAX_REMEMBERED) this.known.clear();
+    this.known.set(key, time);
+    return time;
+  }
+
+  /** The record's time (null: it holds none), or undefined when no record closing that life came within `maxWaitMs`. */
+  private async find(store: EventStore, tenantId: string, sessionId: string, life: bigint, maxWaitMs: number): Promise<number | null | undefined> {
     for (let waited = 0; ; waited += ERASURE_RECORD_POLL_MS) {
       const record = await findInStream(
         store,
@@ -80,7 +85,7 @@ export class LatestErasureTimes {
         const at = Date.parse(data.erasedAt);
         return Number.isNaN(at) ? null : at;
       }
-      if (waited >= QUEUED_COMMAND_RECORD_WAIT_MS) return null;
+      if (waited >= maxWaitMs) return undefined;
       await this.sleep(ERASURE_RECORD_POLL_MS);
     }
   }
@@ -99,12 +104,21 @@ export class LatestErasureTimes {
  * `DELETE` sent before another replica's erasure erased the session written again since, acknowledged events included,
  * and an append sent before it was written in the new life), and what happened in between does not move the request to a
  * later life. During an erasure whose record is not written yet, waits for the record (at most
- * {@link QUEUED_COMMAND_RECORD_WAIT_MS}; {@link LatestErasureTimes.closedBefore}).
+ * {@link QUEUED_COMMAND_RECORD_WAIT_MS}; {@link LatestErasureTimes.closedBefore}), unless `waitForRecord` is false (an
+ * erasure: it finishes an erasure interrupted before its record itself, with its own `requestedBy`; waiting let another
+ * replica's sweep write it first, without, and held the `DELETE` 5 s): then the life current now.
  * @throws (rejects with) the store's errors.
  */
-export async function readSessionLifeAt(store: EventStore, erasures: LatestErasureTimes, tenantId: string, sessionId: string, atMs: number): Promise<bigint> {
+export async function readSessionLifeAt(
+  store: EventStore,
+  erasures: LatestErasureTimes,
+  tenantId: string,
+  sessionId: string,
+  atMs: number,
+  waitForRecord = true,
+): Promise<bigint> {
   const life = await readSessionLife(store, tenantId, sessionId);
-  const erasedAt = await erasures.closedBefore(store, tenantId, sessionId, life);
+  const erasedAt = await erasures.closedBefore(store, tenantId, sessionId, life, waitForRecord);
   if (erasedAt === null || atMs > erasedAt) return life;
   // Erased at or after `atMs` (rare): the life it was in then, from the session's older records.
   const opened = await findInStream(store, erasureStream(tenantId), (e) => {
