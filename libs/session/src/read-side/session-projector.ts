@@ -1046,22 +1046,33 @@ export class SessionProjector {
   private watchLogHead(eventStore: EventStore): NodeJS.Timeout {
     const generation = this.generation;
     let verified: CheckpointEvent | null = null;
+    // One check at a time: a check whose reads outlast the interval (a store stalled for seconds) is not overlapped by the
+    // next, which would move `verified` on under it, and the event at the old checkpoint would be compared with the new
+    // checkpoint's (newcomer ncrecheck74 N1: "from another log" and 503 until a restart, after a 1.2–2.5 s stall).
+    let checking = false;
     const check = async (): Promise<void> => {
+      const expected = verified;
       const head = await eventStore.readableHead();
       if (generation !== this.generation || (await this.endIfLogWentBack(head))) return;
-      if (verified !== null && verified.event !== null && verified.position > 0n && verified.position <= head) {
-        const at = await eventStore.eventAt(verified.position);
+      if (expected !== null && expected.event !== null && expected.position > 0n && expected.position <= head) {
+        const at = await eventStore.eventAt(expected.position);
         const found = at === null ? null : checkpointEventIdentity(at);
         if (generation !== this.generation) return;
-        if (found !== null && found !== verified.event) {
-          this.logReplaced = { position: verified.position, recorded: verified.event, found };
+        if (found !== null && found !== expected.event) {
+          this.logReplaced = { position: expected.position, recorded: expected.event, found };
           await this.subscription?.close().catch(() => undefined);
           return;
         }
       }
       verified = this.store.readCheckpointEvent(SESSION_PROJECTOR_NAME);
     };
-    const timer = setInterval(() => void check().catch(() => undefined), LOG_HEAD_CHECK_INTERVAL_MS);
+    const timer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      void check()
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    }, LOG_HEAD_CHECK_INTERVAL_MS);
     timer.unref();
     return timer;
   }
