@@ -8,41 +8,25 @@
  * The service against the machine's NATS server, under a prefix of its own. Runtime ≈ 15 s.
  */
 import { DiscardPolicy } from '@nats-io/jetstream';
-import { startService, type Harness } from '../support/service-harness';
-import { captureLogLines } from '../support/captured-log-lines';
+import { useNatsService } from '../support/nats-service';
 import { describeWithNats, eventually, useNatsSuite } from '../support/nats-test';
-import { natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 describeWithNats('NATS decisions stream full')('NATS: the decisions stream full', () => {
   jest.setTimeout(120_000);
   const nats = useNatsSuite('nats-decisions-stream-full');
-  let prefix: string;
-  let harness: Harness;
-  let logged: string[] = [];
-  const names = () => natsNames(prefix);
-
-  beforeAll(async () => {
-    logged = captureLogLines();
-    prefix = nats.prefix();
-    harness = await startService({ env: { NATS_URL: 'nats://127.0.0.1:4222', NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' } });
-  });
-
-  afterAll(async () => {
-    await harness?.stop();
-    await nats.close();
-    jest.restoreAllMocks();
-  });
+  const service = useNatsService(nats);
+  const names = () => service.names();
 
   const compact = async (session: string): Promise<void> => {
     const events = Array.from({ length: 4 }, (_, i) => ({ id: `${session}-e${i}`, type: i % 2 ? 'assistant' : 'user', text: `text ${i}` }));
-    await harness.http().post(`/v1/sessions/${session}/events`).send({ events }).expect(201);
-    await harness
+    await service.harness.http().post(`/v1/sessions/${session}/events`).send({ events }).expect(201);
+    await service.harness
       .http()
       .post(`/v1/sessions/${session}/compactions`)
       .send({ strategy: { type: 'sliding-window', maxEvents: 1 } })
       .expect(200);
   };
-  const natsHealth = async () => (await harness.http().get('/health').expect(200)).body.nats;
+  const natsHealth = async () => (await service.harness.http().get('/health').expect(200)).body.nats;
 
   it('names the stream and the fix in the pause line and /health, says in nats.error that the feed is paused, and publishes every decision once it has room', async () => {
     const stream = names().decisionStream;
@@ -56,7 +40,7 @@ describeWithNats('NATS decisions stream full')('NATS: the decisions stream full'
     expect(health.decisionFeed.lastError).toContain(`nats stream edit ${stream} --max-msgs=-1 --max-bytes=-1`);
     expect(health.decisionFeed.lastError).toContain('--discard=old');
     expect(health.error).toMatch(new RegExp(`^NATS decisions stream ${stream} is full: the decisions feed is paused at position \\d+`));
-    expect(logged).toContainEqual(
+    expect(service.logged).toContainEqual(
       expect.stringMatching(new RegExp(`decision feed paused at position \\d+: decisions stream ${stream} is full .*raise its limits`)),
     );
 

@@ -12,35 +12,20 @@
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DiscardPolicy } from '@nats-io/jetstream';
-import { startService, type Harness } from '../support/service-harness';
-import { captureLogLines } from '../support/captured-log-lines';
+import { useNatsService } from '../support/nats-service';
 import { describeWithNats, eventually, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
-import { commandSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
+import { commandSubject, resultSubject } from '../../apps/session-service/src/nats/nats-names';
 
 const suite = describeWithNats('NATS results stream and command id lives');
 
 suite('NATS: the results stream lost or full, commands without Nats-Msg-Id across stream lives, archived ids on the feed', () => {
   jest.setTimeout(120_000);
   const nats = useNatsSuite('nats-results-stream-and-id-lives');
-  let prefix: string;
-  let harness: Harness;
-  let logged: string[] = [];
-  const names = () => natsNames(prefix);
-
-  beforeAll(async () => {
-    logged = captureLogLines();
-    prefix = nats.prefix();
-    harness = await startService({ env: { NATS_URL: 'nats://127.0.0.1:4222', NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' } });
-  });
-
-  afterAll(async () => {
-    await harness?.stop();
-    await nats.close();
-    jest.restoreAllMocks();
-  });
+  const service = useNatsService(nats);
+  const names = () => service.names();
 
   const texts = async (session: string): Promise<string[]> => {
-    const page = await harness.http().get(`/v1/sessions/${session}/events`).query({ limit: 1000 });
+    const page = await service.harness.http().get(`/v1/sessions/${session}/events`).query({ limit: 1000 });
     if (page.status === 404) return [];
     return (page.body.events as Array<{ type: string; data: { event: { text: string } } }>)
       .filter((e) => e.type === 'ConversationEventAppended')
@@ -53,7 +38,7 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
     );
   /** Counts the live answers on `session`'s results subject (a core subscription: every publish). */
   const listen = (nc: NatsConnection, session: string): { sub: Subscription; got: Array<Record<string, string>> } => {
-    const sub = nc.subscribe(resultSubject(prefix, 'default', session));
+    const sub = nc.subscribe(resultSubject(service.prefix, 'default', session));
     const got: Array<Record<string, string>> = [];
     void (async () => {
       for await (const m of sub) {
@@ -85,7 +70,7 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
           30_000,
           'the consumer re-created',
         );
-        await publishCommand(nats.client.js, commandSubject(prefix, 'default', session, 'append'), { events: [{ type: 'user', text }] });
+        await publishCommand(nats.client.js, commandSubject(service.prefix, 'default', session, 'append'), { events: [{ type: 'user', text }] });
         await eventually(() => got.length >= life, 40_000, `the answer of life ${life}`);
       }
     } finally {
@@ -104,12 +89,12 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
     await nats.client.jsm.streams.delete(names().resultStream);
     await publishCommand(
       nats.client.js,
-      commandSubject(prefix, 'default', session, 'append'),
+      commandSubject(service.prefix, 'default', session, 'append'),
       { events: [{ id: 'u1', type: 'user', text: 'after rm' }] },
       { msgId: 'rm-1' },
     );
     await eventually(() => streamThere(names().resultStream), 30_000, 'the results stream re-created');
-    const [answer] = await readStream(nats.client, names().resultStream, resultSubject(prefix, 'default', session), 1, { timeoutMs: 30_000 });
+    const [answer] = await readStream(nats.client, names().resultStream, resultSubject(service.prefix, 'default', session), 1, { timeoutMs: 30_000 });
     expect(answer?.headers).toMatchObject({ 'Command-Id': 'rm-1', Status: '201' });
     await eventually(
       async () => (await nats.client.jsm.consumers.info(names().commandStream, names().commandConsumer)).num_ack_pending === 0,
@@ -117,7 +102,7 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
       'the command acknowledged',
     );
     expect(await texts(session)).toEqual(['after rm']);
-    expect(logged).toContainEqual(expect.stringMatching(new RegExp(`^NATS ${names().resultStream} missing on the server .*: re-created`)));
+    expect(service.logged).toContainEqual(expect.stringMatching(new RegExp(`^NATS ${names().resultStream} missing on the server .*: re-created`)));
   });
 
   it('while the results stream is full, redelivers the command later each time (not every second) and says so in /health and /metrics; stores the answer once there is room', async () => {
@@ -128,26 +113,30 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
     try {
       await publishCommand(
         nats.client.js,
-        commandSubject(prefix, 'default', session, 'append'),
+        commandSubject(service.prefix, 'default', session, 'append'),
         { events: [{ id: 'u1', type: 'user', text: 'full' }] },
         { msgId: 'full-1' },
       );
       await eventually(() => got.length >= 1, 20_000, 'the live answer');
       const firstAt = Date.now();
-      await eventually(async () => (await harness.http().get('/health').expect(200)).body.nats.commandsUnstored === 1, 10_000, '/health to count the command');
-      const health = (await harness.http().get('/health').expect(200)).body.nats;
+      await eventually(
+        async () => (await service.harness.http().get('/health').expect(200)).body.nats.commandsUnstored === 1,
+        10_000,
+        '/health to count the command',
+      );
+      const health = (await service.harness.http().get('/health').expect(200)).body.nats;
       expect(health.error).toMatch(new RegExp(`^NATS results stream ${names().resultStream} did not store answers: .*maximum messages`));
-      expect((await harness.http().get('/metrics').expect(200)).text).toMatch(/^nats_commands_unstored 1$/m);
+      expect((await service.harness.http().get('/metrics').expect(200)).text).toMatch(/^nats_commands_unstored 1$/m);
       await new Promise((resolve) => setTimeout(resolve, 10_000 - (Date.now() - firstAt)));
       // 1 s, 2 s, 4 s apart: at most 4 answers in 10 s (one a second before: 10 or 11).
       expect(got.length).toBeLessThanOrEqual(4);
       expect(await texts(session)).toEqual(['full']);
       await nats.client.jsm.streams.update(names().resultStream, info.config);
-      const [answer] = await readStream(nats.client, names().resultStream, resultSubject(prefix, 'default', session), 1, { timeoutMs: 40_000 });
+      const [answer] = await readStream(nats.client, names().resultStream, resultSubject(service.prefix, 'default', session), 1, { timeoutMs: 40_000 });
       expect(answer?.headers).toMatchObject({ 'Command-Id': 'full-1', Status: '201' });
       await eventually(
         async () => {
-          const n = (await harness.http().get('/health').expect(200)).body.nats;
+          const n = (await service.harness.http().get('/health').expect(200)).body.nats;
           return n.commandsUnstored === 0 && n.error === null;
         },
         20_000,
@@ -161,17 +150,17 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
   it('publishes a CompactionCompleted decision with the archivedIds of its HTTP history item', async () => {
     const session = 'archived-ids';
     const events = Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `text ${i}` }));
-    await harness.http().post(`/v1/sessions/${session}/events`).send({ events }).expect(201);
+    await service.harness.http().post(`/v1/sessions/${session}/events`).send({ events }).expect(201);
     const pass = (
-      await harness
+      await service.harness
         .http()
         .post(`/v1/sessions/${session}/compactions`)
         .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
         .expect(200)
     ).body;
-    const item = (await harness.http().get(`/v1/sessions/${session}/compactions/${pass.compactionId}`).expect(200)).body;
+    const item = (await service.harness.http().get(`/v1/sessions/${session}/compactions/${pass.compactionId}`).expect(200)).body;
     expect(item.archivedIds.length).toBeGreaterThan(0);
-    const [decision] = await readStream(nats.client, names().decisionStream, `${prefix}.decisions.default.${session}`, 1, { timeoutMs: 30_000 });
+    const [decision] = await readStream(nats.client, names().decisionStream, `${service.prefix}.decisions.default.${session}`, 1, { timeoutMs: 30_000 });
     expect(decision?.body).toMatchObject({ type: 'CompactionCompleted', decision: { compactionId: pass.compactionId, archivedIds: item.archivedIds } });
     expect(decision?.body.decision.archivedCount).toBe(item.archivedIds.length);
   });
